@@ -1,0 +1,47 @@
+# Every task of the guide. `make help` lists them.
+# The first run creates .venv and installs requirements.txt; later runs reuse it.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+export NO_MKDOCS_2_WARNING := 1
+
+.DEFAULT_GOAL := help
+
+$(BIN)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+.PHONY: help
+help:  ## List the tasks
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+.PHONY: install
+install: $(BIN)/.installed  ## Create .venv with the pinned requirements
+
+.PHONY: serve
+serve: install  ## Build and serve both languages at http://127.0.0.1:8000/ (Chinese at /zh/)
+	$(BIN)/mkdocs serve
+
+.PHONY: test
+test: install  ## Run every test: snippets, pages, structure, strict build (what CI runs)
+	$(BIN)/python -m pytest
+
+.PHONY: build
+build: install  ## Build the site into site/ with --strict
+	$(BIN)/mkdocs build --strict
+
+.PHONY: outputs
+outputs: install  ## Rewrite the snippets' expected outputs from a real run; review with git diff
+	$(BIN)/python -m tools.refresh_outputs
+
+.PHONY: generate
+generate: install  ## Regenerate the notebooks and the toy-graph diagram from snippets and torch
+	$(BIN)/python -m tools.notebook
+	$(BIN)/python -m tools.toy_graph
+
+.PHONY: clean
+clean:  ## Remove the built site and caches (keeps .venv)
+	rm -rf site .pytest_cache
+	find . -name __pycache__ -not -path './$(VENV)/*' -prune -exec rm -rf {} +

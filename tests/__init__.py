@@ -1,0 +1,1 @@
+"""The guide's test suite: run `pytest` from the repository root."""

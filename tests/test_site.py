@@ -1,0 +1,216 @@
+"""The built site: one strict build of both languages, then checks on what a reader gets.
+
+The mutation tests at the end copy the sources, break one thing, and prove that the strict build
+fails and names the file.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urljoin
+
+import pytest
+
+from tests.pages import Source, pages, site_path
+from tools.snippets import ROOT, SNIPPETS, Snippet
+
+PAGES = pages()
+BUILD_TIMES: dict[str, float] = {}   # reported by conftest.py, never asserted
+
+
+def mkdocs_build(project: Path, site: Path, **env: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **env}
+    environment.pop("GUIDE_ALLOW_FALLBACK", None)
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=project, env=environment, capture_output=True, text=True, timeout=300,
+    )
+
+
+def _timed(name: str, project: Path, site: Path, **env: str) -> subprocess.CompletedProcess:
+    started = time.perf_counter()
+    result = mkdocs_build(project, site, **env)
+    BUILD_TIMES[name] = time.perf_counter() - started
+    return result
+
+
+@pytest.fixture(scope="session")
+def builds(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """Every build of the session, started at once so that both cores work."""
+    jobs = {"site": (ROOT, tmp_path_factory.mktemp("site"), {})}
+    for name, mutations in MUTATED_BUILDS.items():
+        project = tmp_path_factory.mktemp(name) / "guide"
+        for folder in ("docs", "snippets", "tools"):
+            shutil.copytree(ROOT / folder, project / folder)
+        shutil.copy(ROOT / "mkdocs.yml", project)
+        for mutate in mutations:
+            mutate(project)
+        jobs[name] = (project, project.parent / "site", {"GUIDE_EXECUTE_NOTEBOOKS": "false"})
+    labels = {"site": "strict build, both languages, notebooks executed"}
+    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        futures = {
+            name: pool.submit(_timed, labels.get(name, f"mutated build ({name})"), project, site, **env)
+            for name, (project, site, env) in jobs.items()
+        }
+        return {name: (jobs[name][1], future.result()) for name, future in futures.items()}
+
+
+@pytest.fixture(scope="session")
+def site(builds) -> Path:
+    target, result = builds["site"]
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+    return target
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+each_page = pytest.mark.parametrize("page", PAGES, ids=[p.rel for p in PAGES])
+
+
+@each_page
+def test_page_is_built(site, page):
+    assert site_path(page, site).is_file(), f"{page.rel} was not built to {site_path(page, site)}"
+
+
+@each_page
+def test_language_switcher_leads_to_the_same_page(site, page):
+    built = site_path(page, site)
+    twin = site_path(Source(page.twin), site)
+    links = dict(
+        (lang, href) for href, lang in
+        re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link"', _read(built))
+    )
+    other = "en" if page.is_zh else "zh"
+    assert other in links, f"{page.rel}: no language switcher link to '{other}'"
+    page_url = built.parent.relative_to(site).as_posix() + "/"
+    target = urljoin("http://site/" + page_url, links[other])
+    expected = "http://site/" + twin.parent.relative_to(site).as_posix() + "/"
+    assert target.replace("/./", "/") == expected.replace("/./", "/"), (
+        f"{page.rel}: the switcher leads to {target}, not to its twin {expected}"
+    )
+
+
+@each_page
+def test_chinese_pages_have_chinese_interface(site, page):
+    text = _read(site_path(page, site))
+    if page.is_zh:
+        assert '<html lang="zh"' in text and 'placeholder="搜索"' in text, f"{page.rel}: interface is not Chinese"
+    else:
+        assert '<html lang="en"' in text and 'placeholder="Search"' in text, f"{page.rel}: interface is not English"
+
+
+# Anything the browser fetches by itself: scripts, styles, images, frames, fonts, module imports.
+LOADS = re.compile(
+    r"""<(?:script|img|iframe|source|audio|video|embed)\b[^>]*\bsrc=["']?(?:https?:)?//"""
+    r"""|<link\b[^>]*\brel=["']?(?:stylesheet|preload|modulepreload|icon|manifest|prefetch)[^>]*\bhref=["']?(?:https?:)?//"""
+    r"""|<link\b[^>]*\bhref=["']?(?:https?:)?//[^>]*\brel=["']?(?:stylesheet|preload|modulepreload|icon|manifest|prefetch)"""
+    r"""|import\(\s*["'](?:https?:)?//|url\(\s*["']?(?:https?:)?//|@import\s+["'](?:https?:)?//""",
+    re.IGNORECASE,
+)
+
+
+def test_no_request_to_another_host(site):
+    offenders = []
+    for path in sorted(site.rglob("*")):
+        if path.suffix in {".html", ".css"} and not path.name.endswith(".min.css"):
+            for match in LOADS.finditer(_read(path)):
+                offenders.append(f"{path.relative_to(site)}: {match.group(0)[:120]}")
+    for path in sorted((site / "assets").rglob("*.css")):   # Material's own CSS too
+        for match in LOADS.finditer(_read(path)):
+            offenders.append(f"{path.relative_to(site)}: {match.group(0)[:120]}")
+    assert not offenders, "the site would fetch from another host:\n" + "\n".join(offenders)
+
+
+def test_chinese_search_finds_chinese_words(site):
+    index = json.loads(_read(site / "search" / "search_index.json"))
+    separator = re.compile(index["config"]["separator"])
+    assert "zh" in index["config"]["lang"], "the search plugin is not configured for Chinese"
+    tokens = set()
+    for doc in index["docs"]:
+        if doc["location"].startswith("zh/") or "/zh/" in doc["location"]:
+            tokens.update(separator.split(doc["text"] + " " + doc["title"]))
+    for word in ("梯度", "钩子", "叶子", "张量"):  # jieba splits 叶子张量 into 叶子 + 张量
+        assert word in tokens, f"'{word}' is not a search token of the Chinese pages (is jieba installed?)"
+
+
+NOTEBOOK_PAGES = [p for p in PAGES if p.path.suffix == ".ipynb"]
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=[p.rel for p in NOTEBOOK_PAGES])
+def test_notebook_page_shows_the_tested_outputs(site, page):
+    """Executed at build time, each cell printed exactly what its snippet asserts."""
+    text = _read(site_path(page, site))
+    assert "jp-Notebook" in text, f"{page.rel}: rendered as raw JSON, not as a notebook page"
+    assert not re.search(r'<div class="[^"]*jp-OutputArea-output"[^>]*jupyter.stderr', text), f"{page.rel}: a cell wrote to stderr"
+    # A cell's stdout may arrive in several stream blocks: compare the whole stream, in order.
+    printed = "".join(
+        html.unescape(block)
+        for block in re.findall(r'jp-OutputArea-output" data-mime-type="text/plain"[^>]*>\s*<pre>(.*?)</pre>', text, re.DOTALL)
+    )
+    expected = "".join(
+        Snippet.load(SNIPPETS / name).expected_output().replace("<BLANKLINE>", "")
+        for name in page.includes()
+    )
+    assert printed == expected, f"{page.rel}: the executed notebook printed other outputs than its snippets"
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=[p.rel for p in NOTEBOOK_PAGES])
+def test_notebook_is_downloadable_from_its_page(site, page):
+    built = site_path(page, site)
+    links = re.findall(r'<a href="([^"]+\.ipynb)" download', _read(built))
+    assert links, f"{page.rel}: no download button"
+    assert (built.parent / links[0]).is_file(), f"{page.rel}: the download link {links[0]} is broken"
+
+
+# --- The strict build must fail, naming the file, when the guide is broken ---------------------
+# Warnings are all reported before strict mode aborts, so those breakages share one build; a
+# missing snippet is an error that stops the build at once, so it gets its own.
+
+def _append(project: Path, page: str, text: str) -> None:
+    path = project / "docs" / page
+    path.write_text(_read(path) + text, encoding="utf-8")
+
+
+# id: (build, what the log must name, breakage)
+MUTATIONS = {
+    "missing-chinese-page": (
+        "broken-pages", "register-hook.md",
+        lambda project: (project / "docs/techniques/register-hook.zh.md").unlink(),
+    ),
+    "broken-anchor": (
+        "broken-pages", "index.zh.md",
+        lambda project: _append(project, "index.zh.md", "\n[失效](techniques/retain-grad.md#no-such-section)\n"),
+    ),
+    "broken-link": (
+        "broken-pages", "glossary.md",
+        lambda project: _append(project, "glossary.md", "\n[gone](techniques/no-such-page.md)\n"),
+    ),
+    "missing-snippet": (
+        "missing-snippet", "no_such_snippet.md",
+        lambda project: _append(project, "techniques/retain-grad.zh.md", '\n--8<-- "no_such_snippet.md"\n'),
+    ),
+}
+MUTATED_BUILDS: dict[str, list] = {}
+for _build, _named, _mutate in MUTATIONS.values():
+    MUTATED_BUILDS.setdefault(_build, []).append(_mutate)
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS)
+def test_strict_build_fails_naming_the_file(builds, mutation):
+    build, named, _ = MUTATIONS[mutation]
+    _, result = builds[build]
+    log = result.stdout + result.stderr
+    flagged = [line for line in log.splitlines() if line.startswith(("WARNING", "ERROR"))]
+    assert result.returncode != 0, f"the strict build passed although {named} is broken:\n{log}"
+    assert any(named in line for line in flagged), f"no warning or error names {named}:\n{log}"

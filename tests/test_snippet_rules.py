@@ -1,0 +1,98 @@
+"""Rules every snippet keeps, so that what a reader sees and copies is what the tests prove."""
+
+import contextlib
+import doctest
+import io
+import re
+
+import pytest
+
+from tools.snippets import FLAGS, load_all
+
+SNIPPETS = load_all()
+by_name = pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.name for s in SNIPPETS])
+
+# The only places where an expected output may say "...": values that change from machine to
+# machine and are never what the page is about.
+ALLOWED_ELLIPSIS = [
+    re.compile(r"\b0x\.\.\."),                              # memory address
+    re.compile(r"\(Triggered internally at \.\.\.\)"),      # path inside the torch build
+]
+RANDOMNESS = re.compile(r"torch\.(randn|rand|randint|randperm|normal|bernoulli)\b|nn\.(Linear|Conv\dd)\(")
+
+
+def test_there_are_snippets():
+    assert SNIPPETS, "no snippet found under snippets/"
+
+
+@by_name
+def test_one_pycon_fence_titled_with_the_file_name(snippet):
+    fences = snippet.fences()
+    assert len(fences) == 1, f"{snippet.rel}: {len(fences)} ```pycon fences, expected exactly 1"
+    assert snippet.title == snippet.name, (
+        f'{snippet.rel}: the fence must read ```pycon title="{snippet.name}"```, '
+        f"so page, snippet and test id share one name"
+    )
+    assert snippet.examples(), f"{snippet.rel}: the fence holds no >>> example"
+
+
+@by_name
+def test_runs_as_a_copied_script(snippet):
+    """The copy button copies code without prompts or output; that script prints what the page shows."""
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(snippet.script(), f"<copied {snippet.rel}>", "exec"), {"__name__": "__main__"})
+    expected = snippet.expected_output()
+    if not doctest.OutputChecker().check_output(expected, printed.getvalue(), FLAGS):
+        pytest.fail(
+            f"{snippet.rel}: run as a copied script, it prints something other than the page.\n"
+            "A bare expression shows its value at the >>> prompt but not in a script: print() it.\n"
+            f"--- page shows ---\n{expected}--- script printed ---\n{printed.getvalue()}"
+        )
+
+
+@by_name
+def test_no_uncaught_exception(snippet):
+    """A traceback would stop a copied script: catch the expected error and print it."""
+    for example in snippet.examples():
+        assert not example.want.startswith("Traceback (most recent call last)"), (
+            f"{snippet.rel}, line {example.lineno + 1}: expected output is a traceback; "
+            "wrap the call in try/except and print the error"
+        )
+
+
+@by_name
+def test_ellipsis_only_for_addresses_and_paths(snippet):
+    for example in snippet.examples():
+        for line in example.want.splitlines():
+            rest = line
+            for allowed in ALLOWED_ELLIPSIS:
+                rest = allowed.sub("", rest)
+            assert "..." not in rest, (
+                f"{snippet.rel}: '...' in the expected output {line!r} would swallow a value; "
+                "ELLIPSIS is only for memory addresses and paths"
+            )
+
+
+@by_name
+def test_every_output_line_counts(snippet):
+    """Changing or deleting any single expected line must make the example fail."""
+    checker = doctest.OutputChecker()
+    for example in snippet.examples():
+        lines = example.want.splitlines(keepends=True)
+        for index, line in enumerate(lines):
+            changed = lines[:index] + [line.rstrip("\n") + " changed\n"] + lines[index + 1 :]
+            deleted = lines[:index] + lines[index + 1 :]
+            for mutant in ("".join(changed), "".join(deleted)):
+                assert not checker.check_output(mutant, example.want, FLAGS), (
+                    f"{snippet.rel}: output line {line.strip()!r} can change without a failure"
+                )
+
+
+@by_name
+def test_randomness_is_seeded(snippet):
+    script = snippet.script()
+    if RANDOMNESS.search(script):
+        assert "torch.manual_seed(" in script, (
+            f"{snippet.rel}: uses random numbers or initialised layers without torch.manual_seed"
+        )

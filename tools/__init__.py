@@ -1,0 +1,1 @@
+"""Maintainer tools: snippet parsing, output refresh, notebook and diagram generation."""

@@ -1,0 +1,107 @@
+"""Rewrite the expected outputs of snippets from a real run.
+
+    python -m tools.refresh_outputs            # every snippet
+    python -m tools.refresh_outputs retain_grad register_hook_save_grad
+    python -m tools.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
+
+Each snippet runs as its own doctest, in a fresh namespace, exactly as the tests run it. An
+expected output that still matches is left alone (so a reviewed "0x..." stays); one that does not
+is replaced by what the run printed. Only output lines change, so an upgrade is a diff to review.
+"""
+
+from __future__ import annotations
+
+import argparse
+import doctest
+import re
+import sys
+
+from tools.snippets import FLAGS, SNIPPETS, Snippet, load_all
+
+# Values that differ from machine to machine or run to run, written in the ELLIPSIS form that the
+# rules in tests/test_snippet_rules.py allow.
+NORMALIZE = [
+    (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x..."),
+    (re.compile(r"\(Triggered internally at [^)]*\)"), "(Triggered internally at ...)"),
+]
+
+
+class SnippetRaised(Exception):
+    pass
+
+
+class _Recorder(doctest.DocTestRunner):
+    """Runs the examples like doctest and remembers what each one printed."""
+
+    def __init__(self) -> None:
+        super().__init__(optionflags=FLAGS, verbose=False)
+        self.stale: dict[int, str] = {}
+
+    def report_success(self, out, test, example, got):
+        pass
+
+    def report_failure(self, out, test, example, got):
+        self.stale[id(example)] = got
+
+    def report_unexpected_exception(self, out, test, example, exc_info):
+        raise SnippetRaised(
+            f"{test.name}, line {example.lineno + 1}: {exc_info[0].__name__}: {exc_info[1]}\n"
+            "A snippet must run as a copied script: catch an expected error and print it."
+        )
+
+
+def _as_want(got: str, indent: int) -> list[str]:
+    for pattern, replacement in NORMALIZE:
+        got = pattern.sub(replacement, got)
+    lines = [line.rstrip() for line in got.splitlines()]
+    return [" " * indent + (line or "<BLANKLINE>") + "\n" for line in lines]
+
+
+def refresh(snippet: Snippet) -> tuple[str, int]:
+    """Return the snippet's text with stale outputs replaced, and how many examples changed."""
+    examples = snippet.examples()
+    test = doctest.DocTest(examples, {"__name__": "__main__"}, snippet.rel, str(snippet.path), 0, None)
+    runner = _Recorder()
+    runner.run(test, out=lambda _: None, clear_globs=True)
+
+    fence = snippet.fence
+    body = fence["body"].splitlines(keepends=True)
+    for example in reversed(examples):
+        if id(example) not in runner.stale:
+            continue
+        start = example.lineno + example.source.count("\n")
+        end = start + example.want.count("\n")
+        body[start:end] = _as_want(runner.stale[id(example)], example.indent)
+    text = snippet.text[: fence.start("body")] + "".join(body) + snippet.text[fence.end("body") :]
+    return text, len(runner.stale)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="snippet names (default: all)")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
+    args = parser.parse_args(argv)
+
+    snippets = load_all()
+    if args.names:
+        known = {snippet.name: snippet for snippet in snippets}
+        missing = sorted(set(args.names) - set(known))
+        if missing:
+            parser.error(f"no such snippet under {SNIPPETS.name}/: {', '.join(missing)}")
+        snippets = [known[name] for name in args.names]
+
+    changed = 0
+    for snippet in snippets:
+        text, stale = refresh(snippet)
+        if stale:
+            changed += 1
+            verb = "stale" if args.check else "rewrote"
+            print(f"{verb}: {snippet.rel} ({stale} output{'s' * (stale != 1)})")
+            if not args.check:
+                snippet.path.write_text(text, encoding="utf-8")
+    print(f"{len(snippets)} snippets run, {changed} with changed outputs")
+    return 1 if args.check and changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
