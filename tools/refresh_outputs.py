@@ -4,9 +4,10 @@
     python -m tools.refresh_outputs retain_grad register_hook_save_grad
     python -m tools.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
 
-Each snippet runs as its own doctest, in a fresh namespace, exactly as the tests run it. An
-expected output that still matches is left alone (so a reviewed "0x..." stays); one that does not
-is replaced by what the run printed. Only output lines change, so an upgrade is a diff to review.
+Each snippet runs as its own doctest, in a fresh namespace, exactly as the tests run it, and every
+expected output becomes what the run printed, with memory addresses and torch-internal paths
+written as "...". The file is a function of the run alone; only output lines change, so an upgrade
+is a diff to review.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from tools.snippets import FLAGS, SNIPPETS, Snippet, load_all
 # rules in tests/test_snippet_rules.py allow.
 NORMALIZE = [
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x..."),
-    (re.compile(r"\(Triggered internally at [^)]*\)"), "(Triggered internally at ...)"),
+    (re.compile(r"\(Triggered internally at(\s+)[^)\s]+\)"), r"(Triggered internally at\1...)"),
 ]
 
 
@@ -35,13 +36,13 @@ class _Recorder(doctest.DocTestRunner):
 
     def __init__(self) -> None:
         super().__init__(optionflags=FLAGS, verbose=False)
-        self.stale: dict[int, str] = {}
+        self.got: dict[int, str] = {}
 
     def report_success(self, out, test, example, got):
-        pass
+        self.got[id(example)] = got
 
     def report_failure(self, out, test, example, got):
-        self.stale[id(example)] = got
+        self.got[id(example)] = got
 
     def report_unexpected_exception(self, out, test, example, exc_info):
         raise SnippetRaised(
@@ -58,7 +59,7 @@ def _as_want(got: str, indent: int) -> list[str]:
 
 
 def refresh(snippet: Snippet) -> tuple[str, int]:
-    """Return the snippet's text with stale outputs replaced, and how many examples changed."""
+    """Return the snippet's text with fresh outputs, and how many examples' outputs changed."""
     examples = snippet.examples()
     test = doctest.DocTest(examples, {"__name__": "__main__"}, snippet.rel, str(snippet.path), 0, None)
     runner = _Recorder()
@@ -66,14 +67,16 @@ def refresh(snippet: Snippet) -> tuple[str, int]:
 
     fence = snippet.fence
     body = fence["body"].splitlines(keepends=True)
+    changed = 0
     for example in reversed(examples):
-        if id(example) not in runner.stale:
-            continue
         start = example.lineno + example.source.count("\n")
         end = start + example.want.count("\n")
-        body[start:end] = _as_want(runner.stale[id(example)], example.indent)
+        fresh = _as_want(runner.got[id(example)], example.indent)
+        if body[start:end] != fresh:
+            body[start:end] = fresh
+            changed += 1
     text = snippet.text[: fence.start("body")] + "".join(body) + snippet.text[fence.end("body") :]
-    return text, len(runner.stale)
+    return text, changed
 
 
 def main(argv: list[str] | None = None) -> int:
