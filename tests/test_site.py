@@ -89,7 +89,7 @@ def test_language_switcher_leads_to_the_same_page(site, page):
     twin = site_path(Source(page.twin), site)
     links = dict(
         (lang, href) for href, lang in
-        re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link"', _read(built))
+        re.findall(r'<a href="([^"]*)" hreflang="(\w+)" class="md-select__link" target="_self"', _read(built))
     )
     other = "en" if page.is_zh else "zh"
     assert other in links, f"{page.rel}: no language switcher link to '{other}'"
