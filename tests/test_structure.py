@@ -115,3 +115,10 @@ def test_chinese_pages_are_written_in_chinese(source):
     assert letters and han / len(letters) > 0.4, (
         f"{source.rel}: only {han} of {len(letters)} letters are Chinese; is it still the English text?"
     )
+
+
+@_each([s for s in SOURCES if s.is_notebook])
+def test_notebook_headings_have_no_inline_code(source):
+    """mkdocs-jupyter builds the page's table of contents from plain text and drops `code`."""
+    for line, _ in source.headings():
+        assert "`" not in line, f"{source.rel}: heading {line!r} would lose its code in the table of contents"
