@@ -39,7 +39,7 @@ class Source:
     @property
     def is_notebook(self) -> bool:
         """Notebook Markdown is rendered by nbconvert, which has no { #anchor } syntax."""
-        return self.path.suffix == ".ipynb" or self.path.parent.name == "notebooks" and "tools" in self.path.parts
+        return self.path.suffix == ".ipynb" or self.path.parent == OUTLINES
 
     @property
     def text(self) -> str:

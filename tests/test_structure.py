@@ -5,7 +5,7 @@ import unicodedata
 
 import pytest
 
-from tests.pages import outlines, pages
+from tests.pages import Source, outlines, pages
 from tools.snippets import DOCS, SNIPPETS, snippet_paths
 
 PAGES = pages()
@@ -24,7 +24,6 @@ each_markdown = _each([s for s in SOURCES if not s.is_notebook])
 
 
 def _twin(source):
-    from tests.pages import Source
     return Source(source.twin)
 
 
