@@ -37,9 +37,10 @@ outputs: install  ## Rewrite the snippets' expected outputs from a real run; rev
 	$(BIN)/python -m tools.refresh_outputs
 
 .PHONY: generate
-generate: install  ## Regenerate the notebooks and the toy-graph diagram from snippets and torch
+generate: install  ## Regenerate the notebooks and the figures from snippets and torch
 	$(BIN)/python -m tools.notebook
 	$(BIN)/python -m tools.toy_graph
+	$(BIN)/python -m tools.grad_cam_figure
 
 .PHONY: clean
 clean:  ## Remove the built site and caches (keeps .venv)

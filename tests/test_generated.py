@@ -2,7 +2,7 @@
 
 import pytest
 
-from tools import notebook, toy_graph
+from tools import grad_cam_figure, notebook, toy_graph
 
 NOTEBOOKS = notebook.targets()
 
@@ -10,6 +10,13 @@ NOTEBOOKS = notebook.targets()
 def test_toy_graph_diagram_is_current():
     assert toy_graph.OUTPUT.read_text(encoding="utf-8") == toy_graph.svg(), (
         "docs/assets/toy-graph.svg differs from torch's values: run `python -m tools.toy_graph`"
+    )
+
+
+def test_grad_cam_figure_is_current():
+    assert grad_cam_figure.OUTPUT.read_text(encoding="utf-8") == grad_cam_figure.svg(), (
+        "docs/assets/grad-cam.svg differs from the grad_cam snippet's run: "
+        "run `python -m tools.grad_cam_figure`"
     )
 
 
