@@ -13,9 +13,14 @@ $(BIN)/.installed: requirements.txt
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
 
+# TensorFlow and JAX, for the comparison page's examples: the tests need them, the site does not.
+$(BIN)/.installed-frameworks: $(BIN)/.installed requirements-frameworks.txt
+	$(BIN)/python -m pip install --quiet -r requirements-frameworks.txt
+	touch $@
+
 .PHONY: help
 help:  ## List the tasks
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-19s %s\n", $$1, $$2}'
 
 .PHONY: install
 install: $(BIN)/.installed  ## Create .venv with the pinned requirements
@@ -24,8 +29,11 @@ install: $(BIN)/.installed  ## Create .venv with the pinned requirements
 serve: install  ## Build and serve both languages at http://127.0.0.1:8000/ (Chinese at /zh/)
 	$(BIN)/mkdocs serve
 
+.PHONY: install-frameworks
+install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
+
 .PHONY: test
-test: install  ## Run every test: snippets, pages, structure, strict build (what CI runs)
+test: install-frameworks  ## Run every test: snippets, pages, structure, strict build (what CI runs)
 	$(BIN)/python -m pytest
 
 .PHONY: build
@@ -33,7 +41,7 @@ build: install  ## Build the site into site/ with --strict
 	$(BIN)/mkdocs build --strict
 
 .PHONY: outputs
-outputs: install  ## Rewrite the snippets' expected outputs from a real run; review with git diff
+outputs: install-frameworks  ## Rewrite the snippets' expected outputs from a real run; review with git diff
 	$(BIN)/python -m tools.refresh_outputs
 
 .PHONY: generate

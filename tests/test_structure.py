@@ -121,3 +121,12 @@ def test_notebook_headings_have_no_inline_code(source):
     """mkdocs-jupyter builds the page's table of contents from plain text and drops `code`."""
     for line, _ in source.headings():
         assert "`" not in line, f"{source.rel}: heading {line!r} would lose its code in the table of contents"
+
+
+def test_decision_page_links_every_technique_page():
+    """The decision page is the map: every technique page must be reachable from it."""
+    techniques = {p.relative_to(DOCS).as_posix() for p in (DOCS / "techniques").glob("*.md") if ".zh." not in p.name}
+    for page in ("decision.md", "decision.zh.md"):
+        linked = set(re.findall(r"\]\((techniques/[\w-]+\.md)", (DOCS / page).read_text(encoding="utf-8")))
+        missing = sorted(techniques - linked)
+        assert not missing, f"docs/{page} does not link: {missing}"
