@@ -214,3 +214,24 @@ def test_strict_build_fails_naming_the_file(builds, mutation):
     flagged = [line for line in log.splitlines() if line.startswith(("WARNING", "ERROR"))]
     assert result.returncode != 0, f"the strict build passed although {named} is broken:\n{log}"
     assert any(named in line for line in flagged), f"no warning or error names {named}:\n{log}"
+
+
+# Pasting an error message into the search box must find its pitfall section in both languages.
+SEARCHED_ERRORS = {
+    "Trying to backward through the graph a second time": "backward-twice",
+    "is a view and is being modified inplace": "backward-hook-inplace-relu",
+    "has been modified by an inplace operation": "inplace-saved-tensor",
+    "must be Tensor, not RemovableHandle": "forward-hook-returns-handle",
+}
+
+
+@pytest.mark.parametrize("phrase", SEARCHED_ERRORS)
+def test_error_message_finds_its_pitfall_section(site, phrase):
+    index = json.loads(_read(site / "search" / "search_index.json"))
+    sections = {doc["location"]: doc["title"] for doc in index["docs"]}
+    anchor = SEARCHED_ERRORS[phrase]
+    for location in (f"pitfalls/#{anchor}", f"zh/pitfalls/#{anchor}"):
+        assert location in sections, f"the search index has no section {location}"
+        assert phrase in html.unescape(sections[location]), (
+            f"section {location} is titled {sections[location]!r}, which does not carry {phrase!r}"
+        )
