@@ -1,4 +1,24 @@
-"""Reports build wall times at the end of the run. Timings are reported, never asserted."""
+"""Starts the site builds early and reports their wall times. Timings are reported, never asserted."""
+
+import shutil
+import tempfile
+from pathlib import Path
+
+_WORKDIR: list[Path] = []
+
+
+def pytest_collection_finish(session):
+    """If any site test is selected, start the builds now: they run while the examples run."""
+    if any(item.nodeid.startswith("tests/test_site.py") for item in session.items):
+        from tests.test_site import start_builds
+
+        _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
+        start_builds(_WORKDIR[0])
+
+
+def pytest_sessionfinish(session):
+    for workdir in _WORKDIR:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter):

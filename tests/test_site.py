@@ -43,25 +43,37 @@ def _timed(name: str, project: Path, site: Path, **env: str) -> subprocess.Compl
     return result
 
 
-@pytest.fixture(scope="session")
-def builds(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
-    """Every build of the session, started at once so that both cores work."""
-    jobs = {"site": (ROOT, tmp_path_factory.mktemp("site"), {})}
+_STARTED: dict = {}
+
+
+def start_builds(workdir: Path) -> None:
+    """Start every build of the session in the background (conftest.py calls this right after
+    collection), so that they run while the snippet examples run: both cores stay busy."""
+    if _STARTED:
+        return
+    jobs = {"site": (ROOT, workdir / "site", {})}
     for name, mutations in MUTATED_BUILDS.items():
-        project = tmp_path_factory.mktemp(name) / "guide"
+        project = workdir / name / "guide"
         for folder in ("docs", "snippets", "tools"):
             shutil.copytree(ROOT / folder, project / folder)
         shutil.copy(ROOT / "mkdocs.yml", project)
         for mutate in mutations:
             mutate(project)
+        # executing notebooks proves nothing about broken pages (search cannot be switched off:
+        # mkdocs-static-i18n then crashes)
         jobs[name] = (project, project.parent / "site", {"GUIDE_EXECUTE_NOTEBOOKS": "false"})
     labels = {"site": "strict build, both languages, notebooks executed"}
-    with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
-        futures = {
-            name: pool.submit(_timed, labels.get(name, f"mutated build ({name})"), project, site, **env)
-            for name, (project, site, env) in jobs.items()
-        }
-        return {name: (jobs[name][1], future.result()) for name, future in futures.items()}
+    pool = ThreadPoolExecutor(max_workers=len(jobs))
+    for name, (project, site, env) in jobs.items():
+        future = pool.submit(_timed, labels.get(name, f"mutated build ({name})"), project, site, **env)
+        _STARTED[name] = (site, future)
+    pool.shutdown(wait=False)
+
+
+@pytest.fixture(scope="session")
+def builds(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    start_builds(tmp_path_factory.mktemp("builds"))  # no-op when conftest.py already started them
+    return {name: (site, future.result()) for name, (site, future) in _STARTED.items()}
 
 
 @pytest.fixture(scope="session")
@@ -211,9 +223,16 @@ def test_strict_build_fails_naming_the_file(builds, mutation):
     build, named, _ = MUTATIONS[mutation]
     _, result = builds[build]
     log = result.stdout + result.stderr
-    flagged = [line for line in log.splitlines() if line.startswith(("WARNING", "ERROR"))]
+    lines = log.splitlines()
+    flagged = [line for line in lines if line.startswith(("WARNING", "ERROR"))]
     assert result.returncode != 0, f"the strict build passed although {named} is broken:\n{log}"
     assert any(named in line for line in flagged), f"no warning or error names {named}:\n{log}"
+    # It failed because of the breakages, not for another reason (a crash, an unrelated warning).
+    caused = [n for b, n, _ in MUTATIONS.values() if b == build]
+    unrelated = [line for line in flagged if not any(n in line for n in caused)]
+    if "Traceback (most recent call last)" in log:
+        unrelated += [line for line in lines[-1:] if not any(n in line for n in caused)]
+    assert not unrelated, f"the build also failed for other reasons:\n" + "\n".join(unrelated)
 
 
 # Pasting an error message into the search box must find its pitfall section in both languages.
