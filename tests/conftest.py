@@ -8,7 +8,12 @@ _WORKDIR: list[Path] = []
 
 
 def pytest_collection_finish(session):
-    """If any site test is selected, start the builds now: they run while the examples run."""
+    """Start the slow subprocess work now (site builds, script snippets) if any of it is selected:
+    it then runs while the examples run."""
+    if any(item.nodeid.startswith("tests/test_scripts.py") for item in session.items):
+        from tests.test_scripts import start_scripts
+
+        start_scripts()
     if any(item.nodeid.startswith("tests/test_site.py") for item in session.items):
         from tests.test_site import start_builds
 

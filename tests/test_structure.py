@@ -6,7 +6,7 @@ import unicodedata
 import pytest
 
 from tests.pages import Source, outlines, pages
-from tools.snippets import DOCS, SNIPPETS, snippet_paths
+from tools.snippets import DOCS, SNIPPETS, script_paths, snippet_paths
 
 PAGES = pages()
 SOURCES = PAGES + outlines()       # notebook outlines follow the same rules as pages
@@ -56,7 +56,11 @@ def test_included_snippets_exist(source):
 
 def test_every_snippet_is_included_somewhere():
     included = {name for source in SOURCES for name in source.includes()}
-    orphans = [p.relative_to(SNIPPETS.parent).as_posix() for p in snippet_paths() if p.name not in included]
+    orphans = [
+        p.relative_to(SNIPPETS.parent).as_posix()
+        for p in snippet_paths() + script_paths()
+        if p.name not in included
+    ]
     assert not orphans, f"snippets no page includes: {orphans}"
 
 

@@ -1,5 +1,8 @@
 """Rewrite the expected outputs of snippets from a real run.
 
+Doctest snippets (snippets/<name>.md) get their output lines rewritten in place; script snippets
+(snippets/<name>.py) get snippets/<name>.out rewritten from the script's stdout.
+
     python -m tools.refresh_outputs            # every snippet
     python -m tools.refresh_outputs retain_grad register_hook_save_grad
     python -m tools.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
@@ -17,7 +20,7 @@ import doctest
 import re
 import sys
 
-from tools.snippets import FLAGS, SNIPPETS, Snippet, load_all
+from tools.snippets import FLAGS, SNIPPETS, Snippet, load_all, run_script, script_paths
 
 # Values that differ from machine to machine or run to run, written in the ELLIPSIS form that the
 # rules in tests/test_snippet_rules.py allow.
@@ -87,12 +90,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     snippets = load_all()
+    scripts = script_paths()
     if args.names:
         known = {snippet.name: snippet for snippet in snippets}
-        missing = sorted(set(args.names) - set(known))
+        known_scripts = {path.stem: path for path in scripts}
+        missing = sorted(set(args.names) - set(known) - set(known_scripts))
         if missing:
             parser.error(f"no such snippet under {SNIPPETS.name}/: {', '.join(missing)}")
-        snippets = [known[name] for name in args.names]
+        snippets = [known[name] for name in args.names if name in known]
+        scripts = [known_scripts[name] for name in args.names if name in known_scripts]
 
     changed = 0
     for snippet in snippets:
@@ -103,7 +109,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{verb}: {snippet.rel} ({stale} output{'s' * (stale != 1)})")
             if not args.check:
                 snippet.path.write_text(text, encoding="utf-8")
-    print(f"{len(snippets)} snippets run, {changed} with changed outputs")
+    for script in scripts:
+        result = run_script(script)
+        if result.returncode != 0:
+            raise SystemExit(f"{script.relative_to(SNIPPETS.parent)} failed:\n{result.stderr}")
+        expected = script.with_suffix(".out")
+        fresh = "".join(line.rstrip() + "\n" for line in result.stdout.splitlines())
+        if not expected.exists() or expected.read_text(encoding="utf-8") != fresh:
+            changed += 1
+            verb = "stale" if args.check else "rewrote"
+            print(f"{verb}: {expected.relative_to(SNIPPETS.parent)}")
+            if not args.check:
+                expected.write_text(fresh, encoding="utf-8")
+    print(f"{len(snippets) + len(scripts)} snippets run, {changed} with changed outputs")
     return 1 if args.check and changed else 0
 
 

@@ -100,5 +100,25 @@ def snippet_paths() -> list[Path]:
     return sorted(SNIPPETS.glob("*.md"))
 
 
+# --- Script snippets: programs a doctest cannot hold (several processes), with their output ---
+
+SCRIPT_TIMEOUT = 300  # seconds; a hung distributed run must not hang the suite
+
+
+def script_paths() -> list[Path]:
+    """snippets/<name>.py, each with its expected stdout in snippets/<name>.out."""
+    return sorted(SNIPPETS.glob("*.py"))
+
+
+def run_script(path: Path) -> "subprocess.CompletedProcess[str]":
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, path.name], cwd=path.parent, capture_output=True, text=True,
+        timeout=SCRIPT_TIMEOUT,
+    )
+
+
 def load_all() -> list[Snippet]:
     return [Snippet.load(path) for path in snippet_paths()]
