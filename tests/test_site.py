@@ -186,8 +186,9 @@ def test_notebook_is_downloadable_from_its_page(site, page):
 
 
 # --- The strict build must fail, naming the file, when the guide is broken ---------------------
-# Warnings are all reported before strict mode aborts, so those breakages share one build; a
-# missing snippet is an error that stops the build at once, so it gets its own.
+# Warnings are all reported before strict mode aborts, so those breakages share one build. A
+# missing snippet is an error raised by pymdownx.snippets itself: test_missing_snippet_fails_the_build
+# renders one through the project's own configuration, which costs milliseconds instead of a build.
 
 def _append(project: Path, page: str, text: str) -> None:
     path = project / "docs" / page
@@ -207,10 +208,6 @@ MUTATIONS = {
     "broken-link": (
         "broken-pages", "glossary.md",
         lambda project: _append(project, "glossary.md", "\n[gone](techniques/no-such-page.md)\n"),
-    ),
-    "missing-snippet": (
-        "missing-snippet", "no_such_snippet.md",
-        lambda project: _append(project, "techniques/retain-grad.zh.md", '\n--8<-- "no_such_snippet.md"\n'),
     ),
 }
 MUTATED_BUILDS: dict[str, list] = {}
@@ -254,3 +251,17 @@ def test_error_message_finds_its_pitfall_section(site, phrase):
         assert phrase in html.unescape(sections[location]), (
             f"section {location} is titled {sections[location]!r}, which does not carry {phrase!r}"
         )
+
+
+def test_missing_snippet_fails_the_build():
+    import markdown
+    from mkdocs.config import load_config
+    from pymdownx.snippets import SnippetMissingError
+
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    options = config["mdx_configs"]["pymdownx.snippets"]
+    assert options.get("check_paths") is True, "mkdocs.yml must set pymdownx.snippets check_paths: true"
+    renderer = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": options})
+    assert "retain_grad" in renderer.convert('--8<-- "retain_grad.md"\n'), "an existing snippet was not included"
+    with pytest.raises(SnippetMissingError, match="no_such_snippet.md"):
+        renderer.convert('--8<-- "no_such_snippet.md"\n')
