@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tools.snippets import ROOT, run_script, script_paths
+from tools.snippets import ROOT, run_script, script_output, script_paths
 
 SCRIPTS = script_paths()
 _RUNS: dict = {}
@@ -31,7 +31,7 @@ def test_script_prints_its_expected_output(path):
     assert result.returncode == 0, f"{rel} exited with {result.returncode}:\n{result.stderr}"
     expected = path.with_suffix(".out")
     assert expected.is_file(), f"{rel} has no {expected.name}: run `make outputs`"
-    printed = "".join(line.rstrip() + "\n" for line in result.stdout.splitlines())
+    printed = script_output(result)
     assert printed == expected.read_text(encoding="utf-8"), (
         f"{rel} printed something other than {expected.name}:\n"
         f"--- expected ---\n{expected.read_text(encoding='utf-8')}--- printed ---\n{printed}"

@@ -1,7 +1,7 @@
 """The built site: one strict build of both languages, then checks on what a reader gets.
 
-The mutation tests at the end copy the sources, break one thing, and prove that the strict build
-fails and names the file.
+The mutation tests at the end copy the sources, break a page three ways in one build, and prove
+that the strict build fails naming each file, and for no other reason.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
@@ -51,22 +51,22 @@ def start_builds(workdir: Path) -> None:
     collection), so that they run while the snippet examples run: both cores stay busy."""
     if _STARTED:
         return
-    jobs = {"site": (ROOT, workdir / "site", {})}
-    for name, mutations in MUTATED_BUILDS.items():
-        project = workdir / name / "guide"
-        for folder in ("docs", "snippets", "tools"):
-            shutil.copytree(ROOT / folder, project / folder)
-        shutil.copy(ROOT / "mkdocs.yml", project)
-        for mutate in mutations:
-            mutate(project)
+    project = workdir / "broken" / "guide"
+    for folder in ("docs", "snippets", "tools"):
+        shutil.copytree(ROOT / folder, project / folder)
+    shutil.copy(ROOT / "mkdocs.yml", project)
+    for _, mutate in MUTATIONS.values():
+        mutate(project)
+    jobs = {
+        "site": ("strict build, both languages, notebooks executed", ROOT, workdir / "site", {}),
         # executing notebooks proves nothing about broken pages (search cannot be switched off:
         # mkdocs-static-i18n then crashes)
-        jobs[name] = (project, project.parent / "site", {"GUIDE_EXECUTE_NOTEBOOKS": "false"})
-    labels = {"site": "strict build, both languages, notebooks executed"}
+        "broken": ("mutated build (three breakages)", project, project.parent / "site",
+                   {"GUIDE_EXECUTE_NOTEBOOKS": "false"}),
+    }
     pool = ThreadPoolExecutor(max_workers=len(jobs))
-    for name, (project, site, env) in jobs.items():
-        future = pool.submit(_timed, labels.get(name, f"mutated build ({name})"), project, site, **env)
-        _STARTED[name] = (site, future)
+    for name, (label, source, site, env) in jobs.items():
+        _STARTED[name] = (site, pool.submit(_timed, label, source, site, **env))
     pool.shutdown(wait=False)
 
 
@@ -195,41 +195,36 @@ def _append(project: Path, page: str, text: str) -> None:
     path.write_text(_read(path) + text, encoding="utf-8")
 
 
-# id: (build, what the log must name, breakage)
+# id: (what the log must name, breakage)
 MUTATIONS = {
     "missing-chinese-page": (
-        "broken-pages", "register-hook.md",
+        "register-hook.md",
         lambda project: (project / "docs/techniques/register-hook.zh.md").unlink(),
     ),
     "broken-anchor": (
-        "broken-pages", "index.zh.md",
+        "index.zh.md",
         lambda project: _append(project, "index.zh.md", "\n[失效](techniques/retain-grad.md#no-such-section)\n"),
     ),
     "broken-link": (
-        "broken-pages", "glossary.md",
+        "glossary.md",
         lambda project: _append(project, "glossary.md", "\n[gone](techniques/no-such-page.md)\n"),
     ),
 }
-MUTATED_BUILDS: dict[str, list] = {}
-for _build, _named, _mutate in MUTATIONS.values():
-    MUTATED_BUILDS.setdefault(_build, []).append(_mutate)
-
-
 @pytest.mark.parametrize("mutation", MUTATIONS)
 def test_strict_build_fails_naming_the_file(builds, mutation):
-    build, named, _ = MUTATIONS[mutation]
-    _, result = builds[build]
+    named, _ = MUTATIONS[mutation]
+    _, result = builds["broken"]
     log = result.stdout + result.stderr
     lines = log.splitlines()
     flagged = [line for line in lines if line.startswith(("WARNING", "ERROR"))]
     assert result.returncode != 0, f"the strict build passed although {named} is broken:\n{log}"
     assert any(named in line for line in flagged), f"no warning or error names {named}:\n{log}"
     # It failed because of the breakages, not for another reason (a crash, an unrelated warning).
-    caused = [n for b, n, _ in MUTATIONS.values() if b == build]
+    caused = [n for n, _ in MUTATIONS.values()]
     unrelated = [line for line in flagged if not any(n in line for n in caused)]
     if "Traceback (most recent call last)" in log:
         unrelated += [line for line in lines[-1:] if not any(n in line for n in caused)]
-    assert not unrelated, f"the build also failed for other reasons:\n" + "\n".join(unrelated)
+    assert not unrelated, "the build also failed for other reasons:\n" + "\n".join(unrelated)
 
 
 # Pasting an error message into the search box must find its pitfall section in both languages.

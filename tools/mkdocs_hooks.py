@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import logging
-import re
 import os
+import re
 
 from mkdocs.plugins import event_priority
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import doctest
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,13 +113,15 @@ def script_paths() -> list[Path]:
 
 
 def run_script(path: Path) -> "subprocess.CompletedProcess[str]":
-    import subprocess
-    import sys
-
     return subprocess.run(
         [sys.executable, path.name], cwd=path.parent, capture_output=True, text=True,
         timeout=SCRIPT_TIMEOUT,
     )
+
+
+def script_output(result: "subprocess.CompletedProcess[str]") -> str:
+    """A script's stdout as <name>.out stores it: trailing spaces dropped, one newline per line."""
+    return "".join(line.rstrip() + "\n" for line in result.stdout.splitlines())
 
 
 def load_all() -> list[Snippet]:
