@@ -32,8 +32,12 @@ serve: install  ## Build and serve both languages at http://127.0.0.1:8000/ (Chi
 .PHONY: install-frameworks
 install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
 
+.PHONY: system-packages
+system-packages:  ## Install the Debian packages the tests need, if missing (g++)
+	@.ci/system-packages
+
 .PHONY: test
-test: install-frameworks  ## Run every test: snippets, pages, structure, strict build (what CI runs)
+test: install-frameworks system-packages  ## Run every test: snippets, pages, structure, strict build (what CI runs)
 	$(BIN)/python -m pytest
 
 .PHONY: build

@@ -10,7 +10,7 @@ import pytest
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
-from tools.snippets import DOCS, FLAGS, ROOT, SNIPPETS, PyconParser
+from tools.snippets import DOCS, FLAGS, ROOT, SNIPPETS, PyconParser, module_globals
 
 SYBILS = [
     Sybil(parsers=[PyconParser()], path=str(SNIPPETS), patterns=["*.md"], name="snippets"),
@@ -28,7 +28,9 @@ def _examples():
         for path in sorted(Path(sybil.path).rglob("*.md")):
             if sybil.should_parse(path):
                 rel = path.relative_to(ROOT).as_posix()
-                for example in sybil.parse(path).examples():
+                document = sybil.parse(path)
+                document.namespace = module_globals(rel)  # a real module, as for a script
+                for example in document.examples():
                     yield pytest.param(example, id=f"{rel}:{example.line}")
 
 

@@ -1,8 +1,12 @@
 """Files generated from torch or from the snippets must equal a fresh generation."""
 
+import doctest
+import json
+
 import pytest
 
 from tools import grad_cam_figure, notebook, toy_graph
+from tools.snippets import FLAGS, SNIPPETS, Snippet
 
 NOTEBOOKS = notebook.targets()
 
@@ -28,7 +32,32 @@ def test_there_are_notebooks():
 def test_notebook_is_current(outline):
     target = NOTEBOOKS[outline]
     assert target.is_file(), f"{target.name} is missing: run `python -m tools.notebook`"
-    assert target.read_text(encoding="utf-8") == notebook.build(outline), (
+    assert notebook.strip_outputs(target.read_text(encoding="utf-8")) == notebook.build(outline), (
         f"docs/notebooks/{target.name} is out of date with its outline or snippets: "
         "run `python -m tools.notebook`"
     )
+
+
+@pytest.mark.parametrize("outline", NOTEBOOKS, ids=[o.name for o in NOTEBOOKS])
+def test_notebook_outputs_are_the_tested_outputs(outline):
+    """The saved outputs come from executing the notebook (`python -m tools.notebook`); each cell
+    runs one snippet's code, so it must have printed that snippet's expected output, which the
+    snippet tests prove by running the same code again."""
+    target = NOTEBOOKS[outline]
+    text = target.read_text(encoding="utf-8")
+    printed = notebook.stdout(text)
+    checker = doctest.OutputChecker()
+    for name, got in printed.items():
+        want = Snippet.load(SNIPPETS / f"{name}.md").expected_output()
+        assert checker.check_output(want, got, FLAGS), (
+            f"docs/notebooks/{target.name}, cell of {name}: printed other output than the snippet "
+            f"asserts (never executed, or stale): run `python -m tools.notebook`\n"
+            f"--- snippet ---\n{want}--- notebook ---\n{got}"
+        )
+    for cell in json.loads(text)["cells"]:
+        for output in cell.get("outputs", []):
+            assert output["output_type"] == "stream" and output["name"] == "stdout", (
+                f"docs/notebooks/{target.name}, cell of {cell['metadata']['snippet']}: "
+                f"a {output['output_type']} output ({output.get('name', '')}): an error, a warning "
+                "or a displayed value the snippet does not show"
+            )

@@ -1,13 +1,14 @@
 """Rules every snippet keeps, so that what a reader sees and copies is what the tests prove."""
 
-import contextlib
 import doctest
-import io
 import re
 
 import pytest
 
-from tools.snippets import FLAGS, load_all
+from sybil import Sybil
+from sybil.example import SybilFailure
+
+from tools.snippets import FLAGS, PyconParser, load_all, module_globals
 
 SNIPPETS = load_all()
 by_name = pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.name for s in SNIPPETS])
@@ -36,19 +37,26 @@ def test_one_pycon_fence_titled_with_the_file_name(snippet):
     assert snippet.examples(), f"{snippet.rel}: the fence holds no >>> example"
 
 
-@by_name
-def test_runs_as_a_copied_script(snippet):
-    """The copy button copies code without prompts or output; that script prints what the page shows."""
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(snippet.script(), f"<copied {snippet.rel}>", "exec"), {"__name__": "__main__"})
-    expected = snippet.expected_output()
-    if not doctest.OutputChecker().check_output(expected, printed.getvalue(), FLAGS):
-        pytest.fail(
-            f"{snippet.rel}: run as a copied script, it prints something other than the page.\n"
-            "A bare expression shows its value at the >>> prompt but not in a script: print() it.\n"
-            f"--- page shows ---\n{expected}--- script printed ---\n{printed.getvalue()}"
-        )
+@pytest.mark.parametrize(("line", "passes"), [("print(total)", True), ("total", False)])
+def test_examples_run_as_the_copied_script_runs(tmp_path, line, passes):
+    """Sybil runs each >>> example in "exec" mode, in one module per file, in page order: that is
+    the script the copy button gives. A value only the >>> prompt would show must fail."""
+    page = tmp_path / "bare.md"
+    page.write_text(f'```pycon title="bare"\n>>> total = 1 + 1\n>>> {line}\n2\n```\n')
+    document = Sybil(parsers=[PyconParser()], path=str(tmp_path)).parse(page)
+    document.namespace = module_globals(f"rules_{line}")
+    results = []
+    for example in document.examples():
+        try:
+            example.evaluate()
+            results.append("ok")
+        except SybilFailure as failure:
+            results.append(str(failure))
+    assert results[0] == "ok"
+    if passes:
+        assert results[1] == "ok"
+    else:
+        assert "print() it" in results[1], results[1]
 
 
 @by_name

@@ -4,9 +4,11 @@
 
 An outline, tools/notebooks/<name>.md (English) or <name>.zh.md (Chinese), is Markdown in which a
 line `--8<-- "snippet.md"` becomes a code cell holding that snippet's code (prompts and outputs
-stripped); everything between such lines becomes a Markdown cell. The notebooks are saved without
-outputs: mkdocs-jupyter executes them during the build (allow_errors: false), and
-tests/test_generated.py checks that the committed files equal a fresh build.
+stripped); everything between such lines becomes a Markdown cell. Each notebook is then executed
+in a fresh kernel and saved with its outputs, so the site and the download show what the code
+printed. tests/test_generated.py checks that the committed cells equal a fresh build and that each
+code cell's output equals its snippet's expected output, which the snippet tests prove by running
+the same code. The site build does not execute notebooks again (GUIDE_EXECUTE_NOTEBOOKS=true does).
 """
 
 from __future__ import annotations
@@ -69,6 +71,69 @@ def build(outline: Path) -> str:
     return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
 
 
+def execute(text: str, cwd: Path) -> str:
+    """Run a built notebook in a fresh kernel; return it with outputs, deterministically written."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    executed = nbformat.reads(text, as_version=4)
+    NotebookClient(
+        executed, timeout=300, kernel_name="python3", allow_errors=False, record_timing=False,
+        resources={"metadata": {"path": str(cwd)}},
+    ).execute()
+    notebook = json.loads(text)  # keep the built layout; take only the outputs from the run
+    for cell, ran in zip(notebook["cells"], executed.cells, strict=True):
+        if cell["cell_type"] == "code":
+            cell["execution_count"] = ran.execution_count
+            cell["outputs"] = [_tidy(output) for output in _coalesce(ran.outputs)]
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+def _coalesce(outputs: list[dict]) -> list[dict]:
+    """Join consecutive stream outputs of one stream: how a print is split is the kernel's chance."""
+    joined: list[dict] = []
+    for output in outputs:
+        if (output["output_type"] == "stream" and joined and joined[-1]["output_type"] == "stream"
+                and joined[-1]["name"] == output["name"]):
+            joined[-1]["text"] = _text(joined[-1]) + _text(output)
+        else:
+            joined.append(json.loads(json.dumps(output)))
+    return joined
+
+
+def _text(output: dict) -> str:
+    text = output.get("text", "")
+    return "".join(text) if isinstance(text, list) else text
+
+
+def _tidy(output: dict) -> dict:
+    if output["output_type"] == "stream":
+        text = _text(output).splitlines(keepends=True)
+        return {"name": output["name"], "output_type": "stream", "text": text}
+    return output
+
+
+def strip_outputs(text: str) -> str:
+    """The notebook as built from its outline, before execution."""
+    notebook = json.loads(text)
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+def stdout(text: str) -> dict[str, str]:
+    """Snippet name -> what its cell printed, from a saved notebook."""
+    printed = {}
+    for cell in json.loads(text)["cells"]:
+        if cell["cell_type"] == "code":
+            printed[cell["metadata"]["snippet"]] = "".join(
+                _text(output) for output in cell["outputs"]
+                if output["output_type"] == "stream" and output["name"] == "stdout"
+            )
+    return printed
+
+
 def targets() -> dict[Path, Path]:
     """Outline -> notebook path under docs/notebooks/."""
     return {
@@ -79,5 +144,5 @@ def targets() -> dict[Path, Path]:
 
 if __name__ == "__main__":
     for outline, notebook in targets().items():
-        notebook.write_text(build(outline), encoding="utf-8")
-        print(f"wrote {notebook.relative_to(ROOT)}")
+        notebook.write_text(execute(build(outline), notebook.parent), encoding="utf-8")
+        print(f"wrote {notebook.relative_to(ROOT)} (executed)")

@@ -7,7 +7,7 @@ Doctest snippets (snippets/<name>.md) get their output lines rewritten in place;
     python -m tools.refresh_outputs retain_grad register_hook_save_grad
     python -m tools.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
 
-Each snippet runs as its own doctest, in a fresh namespace, exactly as the tests run it, and every
+Each snippet runs as its copied script runs, in a fresh module, exactly as the tests run it, and every
 expected output becomes what the run printed, with memory addresses and torch-internal paths
 written as "...". The file is a function of the run alone; only output lines change, so an upgrade
 is a diff to review.
@@ -16,11 +16,13 @@ is a diff to review.
 from __future__ import annotations
 
 import argparse
-import doctest
 import re
 import sys
 
-from tools.snippets import FLAGS, SNIPPETS, Snippet, load_all, run_script, script_output, script_paths
+from tools.snippets import (
+    SNIPPETS, Snippet, load_all, module_globals, run_as_script, run_script, script_output,
+    script_paths,
+)
 
 # Values that differ from machine to machine or run to run, written in the ELLIPSIS form that the
 # rules in tests/test_snippet_rules.py allow.
@@ -35,25 +37,6 @@ class SnippetRaised(Exception):
     pass
 
 
-class _Recorder(doctest.DocTestRunner):
-    """Runs the examples like doctest and remembers what each one printed."""
-
-    def __init__(self) -> None:
-        super().__init__(optionflags=FLAGS, verbose=False)
-        self.got: dict[int, str] = {}
-
-    def report_success(self, out, test, example, got):
-        self.got[id(example)] = got
-
-    report_failure = report_success  # the old expectation does not matter: the run decides
-
-    def report_unexpected_exception(self, out, test, example, exc_info):
-        raise SnippetRaised(
-            f"{test.name}, line {example.lineno + 1}: {exc_info[0].__name__}: {exc_info[1]}\n"
-            "A snippet must run as a copied script: catch an expected error and print it."
-        )
-
-
 def _as_want(got: str, indent: int) -> list[str]:
     for pattern, replacement in NORMALIZE:
         got = pattern.sub(replacement, got)
@@ -64,9 +47,16 @@ def _as_want(got: str, indent: int) -> list[str]:
 def refresh(snippet: Snippet) -> tuple[str, int]:
     """Return the snippet's text with fresh outputs, and how many examples' outputs changed."""
     examples = snippet.examples()
-    test = doctest.DocTest(examples, {"__name__": "__main__"}, snippet.rel, str(snippet.path), 0, None)
-    runner = _Recorder()
-    runner.run(test, out=lambda _: None, clear_globs=True)
+    namespace = module_globals(f"snippet_{snippet.name}")
+    got = {}
+    for example in examples:
+        try:
+            got[id(example)] = run_as_script(example.source, namespace, snippet.rel)
+        except Exception as err:
+            raise SnippetRaised(
+                f"{snippet.rel}, line {example.lineno + 2}: {type(err).__name__}: {err}\n"
+                "A snippet must run as a copied script: catch an expected error and print it."
+            ) from err
 
     fence = snippet.fence
     body = fence["body"].splitlines(keepends=True)
@@ -74,7 +64,7 @@ def refresh(snippet: Snippet) -> tuple[str, int]:
     for example in reversed(examples):
         start = example.lineno + example.source.count("\n")
         end = start + example.want.count("\n")
-        fresh = _as_want(runner.got[id(example)], example.indent)
+        fresh = _as_want(got[id(example)], example.indent)
         if body[start:end] != fresh:
             body[start:end] = fresh
             changed += 1

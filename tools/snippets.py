@@ -7,14 +7,19 @@ and the Chinese page.
 
 from __future__ import annotations
 
+import contextlib
 import doctest
+import io
+import os
 import re
 import subprocess
 import sys
+import tempfile
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from sybil.evaluators.doctest import DocTestEvaluator
+from sybil.evaluators.doctest import OutputChecker
 from sybil.parsers.abstract import DocTestStringParser
 from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
 
@@ -33,6 +38,38 @@ FENCE = re.compile(
 TITLE = re.compile(r'title="(?P<title>[^"]+)"')
 
 
+def run_as_script(source: str, namespace: dict, filename: str) -> str:
+    """Run one example's code as a copied script runs it, and return what it printed.
+
+    Mode "exec", not doctest's "single": a bare expression prints nothing, as in a script.
+    """
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(source, filename, "exec"), namespace)
+    return printed.getvalue()
+
+
+class ScriptEvaluator:
+    """Sybil evaluator: runs each ``>>>`` example as part of the copied script, in the document's
+    module namespace and in page order, and compares what it printed with the expected output.
+
+    So the examples of one fence, run in order, are the script the copy button gives a reader.
+    """
+
+    def __init__(self, optionflags: int = FLAGS) -> None:
+        self.optionflags = optionflags
+        self.checker = OutputChecker()  # Sybil's: ignores trailing whitespace, as editors do
+
+    def __call__(self, example) -> str | None:
+        parsed: doctest.Example = example.parsed
+        printed = run_as_script(parsed.source, example.namespace, f"{example.path}:{example.line}")
+        if self.checker.check_output(parsed.want, printed, self.optionflags):
+            return None
+        hint = ("" if printed or not parsed.want else
+                "\nA bare expression shows its value at the >>> prompt but not in a script: print() it.")
+        return self.checker.output_difference(parsed, printed, self.optionflags) + hint
+
+
 class PyconParser:
     """Sybil parser for ```` ```pycon ```` fences, attributes such as ``title=`` allowed.
 
@@ -45,7 +82,7 @@ class PyconParser:
             language=r"pycon(?:[ \t][^\n]*)?",
             mapping={"language": "arguments", "source": "source"},
         )
-        self.string_parser = DocTestStringParser(DocTestEvaluator(optionflags))
+        self.string_parser = DocTestStringParser(ScriptEvaluator(optionflags))
 
     def __call__(self, document):
         for lexed in self.lexer(document):
@@ -98,6 +135,18 @@ class Snippet:
         return "".join(example.want for example in self.examples())
 
 
+def module_globals(name: str) -> dict:
+    """The globals of a fresh module registered in ``sys.modules``, to run a snippet in.
+
+    A copied script runs as ``__main__``, a real module. torch.compile reaches a function's
+    globals through ``sys.modules[__name__]`` when it builds its guards, so a snippet run in a
+    plain dict fails there although the copied script works.
+    """
+    module = types.ModuleType(re.sub(r"\W", "_", name))
+    sys.modules[module.__name__] = module
+    return module.__dict__
+
+
 def snippet_paths() -> list[Path]:
     return sorted(SNIPPETS.glob("*.md"))
 
@@ -113,10 +162,18 @@ def script_paths() -> list[Path]:
 
 
 def run_script(path: Path) -> "subprocess.CompletedProcess[str]":
-    return subprocess.run(
-        [sys.executable, path.name], cwd=path.parent, capture_output=True, text=True,
-        timeout=SCRIPT_TIMEOUT,
-    )
+    """Run a script snippet as a reader would, from its folder, in a fresh inductor cache.
+
+    TORCHINDUCTOR_VEC_ISA_OK=0 skips inductor's probe of the CPU's vector instruction sets
+    (test programs compiled with g++ on every fresh cache): it changes the speed of the generated
+    code, not its results, and saves the suite more than ten seconds.
+    """
+    with tempfile.TemporaryDirectory(prefix="guide-inductor-") as cache:
+        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TORCHINDUCTOR_VEC_ISA_OK": "0"}
+        return subprocess.run(
+            [sys.executable, path.name], cwd=path.parent, capture_output=True, text=True,
+            timeout=SCRIPT_TIMEOUT, env=env,
+        )
 
 
 def script_output(result: "subprocess.CompletedProcess[str]") -> str:
