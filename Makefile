@@ -48,6 +48,10 @@ build: install  ## Build the site into site/ with --strict
 outputs: install-frameworks  ## Rewrite the snippets' expected outputs from a real run; review with git diff
 	$(BIN)/python -m tools.refresh_outputs
 
+.PHONY: benchmark
+benchmark: install  ## Measure every technique's memory and time (about 2 min); rewrites the cost page's figures
+	$(BIN)/python -m tools.benchmark
+
 .PHONY: generate
 generate: install  ## Regenerate the notebooks and the figures from snippets and torch
 	$(BIN)/python -m tools.notebook

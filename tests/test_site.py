@@ -174,6 +174,20 @@ def test_notebook_page_shows_the_tested_outputs(site, page):
     assert printed == expected, f"{page.rel}: the notebook page shows other outputs than its snippets"
 
 
+@pytest.mark.parametrize("rel, title", [("cost.md", "Torch memory of one training step"),
+                                        ("cost.zh.md", "一步训练的 torch 内存")])
+def test_cost_chart_is_labelled_in_the_page_language(site, rel, title):
+    """i18n serves benchmark-memory.zh.svg as the Chinese site's assets/benchmark-memory.svg."""
+    built = site_path(Source(ROOT / "docs" / rel), site)
+    sources = re.findall(r'<img [^>]*src="([^"]*benchmark-memory\.svg)"', _read(built))
+    assert sources, f"docs/{rel}: the cost chart is not on the page"
+    chart = (built.parent / sources[0]).resolve()
+    assert chart.is_file(), f"docs/{rel}: the chart {sources[0]} was not built"
+    assert f"<title id=\"benchmark-title\">{title}" in _read(chart), (
+        f"docs/{rel}: the chart is not the one labelled for this language"
+    )
+
+
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES, ids=[p.rel for p in NOTEBOOK_PAGES])
 def test_notebook_is_downloadable_from_its_page(site, page):
     built = site_path(page, site)

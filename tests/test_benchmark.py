@@ -1,0 +1,132 @@
+"""The cost page's figures.
+
+The stored run (snippets/benchmark/results.json, written by `make benchmark`) must keep every
+memory relation the page states, and every table and figure must be the one it gives. The same
+relations are then re-measured, to the byte, on small versions of the two models: memory is
+deterministic, so they hold exactly on any machine. Time ratios are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tools import benchmark
+from tools.snippets import DOCS, ROOT
+
+
+def relations(results: dict) -> list[tuple[str, int, int]]:
+    """(statement, measured, expected) for every memory relation the cost page states."""
+    checks = []
+    for model, info in results["models"].items():
+        rows = {r["technique"]: r for r in results["rows"] if r["model"] == model}
+        plain, taps = rows["plain"], info["tap_bytes"]
+
+        def held(key):
+            return rows[key]["held_bytes"]
+
+        checks += [
+            (f"{model}: a printing hook adds nothing to the peak", rows["print_hook"]["peak_bytes"],
+             plain["peak_bytes"]),
+            (f"{model}: a printing hook holds nothing", held("print_hook"), held("plain")),
+            (f"{model}: keeping references holds the activations", held("keep_references"),
+             held("plain") + taps),
+            (f"{model}: retain_grad() holds activations and gradients", held("retain_grad"),
+             held("plain") + 2 * taps),
+            (f"{model}: forward hook + tensor hook holds what retain_grad() holds",
+             held("grad_cam_hooks"), held("retain_grad")),
+            (f"{model}: backward(inputs=) holds what retain_grad() holds", held("backward_inputs"),
+             held("retain_grad")),
+        ]
+        for key in ("storing_hook", "node_prehook", "multi_grad_hook",
+                    "module_full_backward_hooks", "autograd_grad_once", "autograd_grad_per_tap",
+                    "gradient_edges", "custom_function_tap", "func_perturbation"):
+            checks.append((f"{model}: {key} holds the gradients only", held(key), held("plain") + taps))
+        highest = max(r["peak_bytes"] for k, r in rows.items() if k != "func_perturbation")
+        checks.append((f"{model}: torch.func with zero taps has the highest peak",
+                       int(rows["func_perturbation"]["peak_bytes"] > highest), 1))
+    return checks
+
+
+STORED = benchmark.load() if benchmark.RESULTS.exists() else None
+
+
+def test_the_stored_run_exists():
+    assert STORED is not None, f"{benchmark.RESULTS.relative_to(ROOT)} is missing: run `make benchmark`"
+    assert set(STORED) >= {"machine", "method", "models", "techniques", "rows"}
+    for model in STORED["models"]:
+        measured = {r["technique"] for r in STORED["rows"] if r["model"] == model}
+        assert measured == {t.key for t in benchmark.TECHNIQUES}, f"{model}: techniques missing"
+
+
+STORED_RELATIONS = relations(STORED) if STORED else []
+
+
+@pytest.mark.parametrize("statement, measured, expected", STORED_RELATIONS,
+                         ids=[statement for statement, _, _ in STORED_RELATIONS])
+def test_the_stored_run_keeps_the_stated_relations(statement, measured, expected):
+    assert measured == expected, f"{statement}: {measured} != {expected} in results.json"
+
+
+def test_tables_and_figures_are_drawn_from_the_stored_run():
+    for path, content in benchmark.render(STORED).items():
+        rel = path.relative_to(ROOT)
+        assert path.is_file(), f"{rel} is missing: run `python -m tools.benchmark --render-only`"
+        assert path.read_text(encoding="utf-8") == content, (
+            f"{rel} is not what results.json gives: run `python -m tools.benchmark --render-only`"
+        )
+
+
+@pytest.mark.parametrize("page", ["cost.md", "cost.zh.md"])
+def test_every_figure_in_the_prose_comes_from_the_run(page):
+    """A MiB or × figure typed into the prose must be one the stored run produced."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    known = set()
+    for row in STORED["rows"]:
+        known |= {benchmark._mib(row["peak_bytes"]), benchmark._mib(row["held_bytes"])}
+        if "time_ratio" in row:
+            known.add(f"{row['time_ratio']:.2f}")
+    for model in STORED["models"].values():
+        known |= {benchmark._mib(model["tap_bytes"]), benchmark._mib(model["param_bytes"])}
+    for rows in STORED["models"]:
+        table = {r["technique"]: r for r in STORED["rows"] if r["model"] == rows}
+        base = table["plain"]
+        for r in table.values():
+            known.add(benchmark._delta(r["peak_bytes"], base["peak_bytes"]).lstrip("+"))
+            known.add(benchmark._delta(r["held_bytes"], base["held_bytes"]).lstrip("+"))
+    for figure in re.findall(r"(\d+(?:\.\d+)?) ?(?:MiB|×)", text):
+        assert figure in known, f"docs/{page}: {figure} is not a figure of results.json"
+
+
+# --- Re-measured on small models ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_run():
+    workloads = [benchmark.mlp(width=64, depth=8, batch=16),
+                 benchmark.cnn(channels=4, depth=8, batch=2, size=8)]
+    return benchmark.run(workloads, repeats=0, timing=False)
+
+
+def test_memory_is_measured_to_the_byte():
+    import torch
+
+    def step():
+        scratch = torch.empty(1024 * 1024)  # 4 MiB, freed before the step ends
+        kept = torch.empty(2 * 1024 * 1024)  # 8 MiB, returned
+        del scratch
+        return kept
+
+    assert benchmark.memory(step) == (12 * 2**20, 8 * 2**20)
+
+
+def test_relations_hold_on_small_models(small_run):
+    failed = [f"{s}: {m} != {e}" for s, m, e in relations(small_run) if m != e]
+    assert not failed, "\n".join(failed)
+
+
+def test_memory_figures_repeat_exactly(small_run):
+    workloads = [benchmark.mlp(width=64, depth=8, batch=16),
+                 benchmark.cnn(channels=4, depth=8, batch=2, size=8)]
+    again = benchmark.run(workloads, repeats=0, timing=False)
+    assert again["rows"] == small_run["rows"]
