@@ -3,6 +3,7 @@
 import datetime
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -11,7 +12,7 @@ import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 
-def worker(rank, world_size, port, results):
+def worker(rank, world_size, port):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world_size,
                             timeout=datetime.timedelta(seconds=60))
@@ -35,7 +36,6 @@ def worker(rank, world_size, port, results):
     gathered = [None] * world_size
     dist.all_gather_object(gathered, row)  # rank 0 prints everything, in rank order
     if rank == 0:
-        results.extend(gathered)
         for r, hidden, weight, overall in gathered:
             print(f"rank {r}: captured hidden grad norm {hidden:.4f} | "
                   f"layer-0 weight.grad norm {weight:.4f} | all-rank hidden grad norm {overall:.4f}")
@@ -49,4 +49,7 @@ def free_port():
 
 
 if __name__ == "__main__":
-    mp.spawn(worker, args=(2, free_port(), []), nprocs=2, join=True)
+    # fork where it is safe (Linux, nothing run yet): the workers start without importing torch
+    # again; spawn elsewhere, as mp.spawn does
+    start_method = "fork" if sys.platform == "linux" else "spawn"
+    mp.start_processes(worker, args=(2, free_port()), nprocs=2, start_method=start_method)

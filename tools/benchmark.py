@@ -510,9 +510,9 @@ FIGURE_TEXT = {
         "axis": "MiB",
     },
     "zh": {
-        "title": "一步训练的 torch 内存（按方法）",
-        "peak": "单步内的峰值",
-        "held": "单步结束后仍占用",
+        "title": "一步训练的 torch 内存：各方法对比",
+        "peak": "步内峰值",
+        "held": "步后仍占用量",
         "axis": "MiB",
     },
 }
