@@ -285,7 +285,7 @@ def func_perturbation(work):
         return torch.func.functional_call(
             work.net, params, (work.inputs,), {"tap": lambda i, t: t + eps[i]})
 
-    eps = [torch.zeros(shape) for shape in shapes]
+    eps = [torch.zeros(shape, device=work.inputs.device) for shape in shapes]
     tap_grads, param_grads = torch.func.grad(loss, argnums=(0, 1))(eps, params)
     for name, p in work.net.named_parameters():
         p.grad = param_grads[name]
