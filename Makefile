@@ -32,6 +32,15 @@ serve: install  ## Build and serve both languages at http://127.0.0.1:8000/ (Chi
 .PHONY: install-frameworks
 install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
 
+$(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
+	$(BIN)/python -m pip install --quiet -r requirements-matrix.txt
+	touch $@
+
+.PHONY: matrix
+matrix: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on every tracked torch version (nox + uv, about 3 GB each)
+	-$(BIN)/nox
+	$(BIN)/python -m tools.compat
+
 .PHONY: system-packages
 system-packages:  ## Install the Debian packages the tests need, if missing (g++)
 	@.ci/system-packages

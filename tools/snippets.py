@@ -147,6 +147,52 @@ def module_globals(name: str) -> dict:
     return module.__dict__
 
 
+# --- Version gates: where a snippet's output holds on some torch releases only ------------------
+
+VERSION_GATES = SNIPPETS / "versions.toml"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """snippets/versions.toml entry: the page's output holds from `since` on, or before `before`."""
+
+    name: str
+    why: str
+    since: str | None = None
+    before: str | None = None
+    warns: str | None = None  # outside the range: same output, plus this warning from torch
+
+    def excludes(self, release: tuple[int, int]) -> bool:
+        """True on a torch release where the snippet is expected to print something else."""
+        since = _release(self.since) if self.since else None
+        before = _release(self.before) if self.before else None
+        return bool((since and release < since) or (before and release >= before))
+
+    @property
+    def label(self) -> str:
+        return f"torch {self.since}+" if self.since else f"before torch {self.before}"
+
+
+def _release(version: str) -> tuple[int, int]:
+    major, minor = re.match(r"(\d+)\.(\d+)", version).groups()
+    return int(major), int(minor)
+
+
+def version_gates() -> dict[str, Gate]:
+    import tomllib
+
+    if not VERSION_GATES.exists():
+        return {}
+    table = tomllib.loads(VERSION_GATES.read_text(encoding="utf-8"))
+    return {name: Gate(name, **fields) for name, fields in table.items()}
+
+
+def torch_release() -> tuple[int, int]:
+    import torch
+
+    return _release(torch.__version__)
+
+
 def snippet_paths() -> list[Path]:
     return sorted(SNIPPETS.glob("*.md"))
 

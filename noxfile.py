@@ -1,0 +1,79 @@
+"""The torch version matrix: the doc-tests against every torch version the guide tracks.
+
+    make matrix                                  # every version, one after the other
+    .venv/bin/nox -s "doctests(torch='2.6.0')"   # one version
+    NOX_KEEP=1 make matrix                       # keep each version's venv and uv cache
+
+Each version gets a fresh uv venv with the project's pinned requirements, torch overridden. The
+pinned 2.13.0 runs as its CPU build; the others as the CUDA builds on PyPI (about 3 GB each: no
+other CPU build is reachable from here), which run fine on a machine without a GPU. A version's
+venv and uv cache are deleted after its run unless NOX_KEEP=1, so the disk holds one at a time.
+
+Results go to build/matrix/<version>.xml (JUnit); `python -m tools.compat` turns them into the
+compatibility page's data file. A failing example fails its session, and nox goes on with the
+next version.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+RESULTS = ROOT / "build" / "matrix"
+
+# The reference first, then newer and older releases. "+cpu": the local CPU build of the pin.
+TORCH_VERSIONS = ["2.13.0+cpu", "2.14.1", "2.15.0", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
+
+# The doc-tests: every snippet and page example, the script snippets, the benchmark's relations.
+DOCTESTS = ["tests/test_examples.py", "tests/test_scripts.py", "tests/test_benchmark.py"]
+
+nox.options.default_venv_backend = "uv"
+nox.options.reuse_existing_virtualenvs = False
+nox.options.sessions = ["doctests"]
+
+
+def _pip_find_links() -> str | None:
+    """The find-links folder of this machine's pip configuration, if any: uv ignores pip.conf,
+    and the local CPU build of torch lives there."""
+    try:
+        found = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "get", "global.find-links"],
+            capture_output=True, text=True, check=False,
+        ).stdout.strip()
+    except OSError:
+        return None
+    return found or None
+
+
+@nox.session(python="3.11")
+@nox.parametrize("torch", TORCH_VERSIONS)
+def doctests(session: nox.Session, torch: str) -> None:
+    keep = os.environ.get("NOX_KEEP") == "1"
+    cache = Path(tempfile.mkdtemp(prefix="uv-cache-")) if not keep else ROOT / "build" / "uv-cache"
+    session.env["UV_CACHE_DIR"] = str(cache)
+    session.env["UV_LINK_MODE"] = "hardlink"  # cache and venvs share a filesystem: no copies
+    links = _pip_find_links()
+    if links:
+        session.env["UV_FIND_LINKS"] = links
+    overrides = Path(session.create_tmp()) / "overrides.txt"
+    overrides.write_text(f"torch=={torch}\n")
+    try:
+        session.install("-r", "requirements-frameworks.txt", "--override", str(overrides))
+        session.run("python", "-c", "import torch; print('torch', torch.__version__)")
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        session.run(
+            "python", "-m", "pytest", *DOCTESTS, "-q", "-p", "no:cacheprovider",
+            f"--junitxml={RESULTS / (torch + '.xml')}",
+            env={"NO_MKDOCS_2_WARNING": "1"},
+        )
+    finally:
+        if not keep:
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(session.virtualenv.location, ignore_errors=True)

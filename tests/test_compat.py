@@ -1,0 +1,75 @@
+"""The compatibility page: its data covers every snippet, its tables are drawn from the data, and
+every version difference a snippet declares is shown on the pages that include it."""
+
+import re
+
+import pytest
+
+from tools import compat
+from tools.snippets import DOCS, ROOT, version_gates
+
+DATA = compat.collect() if compat.DATA.exists() else None
+GATES = version_gates()
+
+
+def test_there_are_results():
+    assert DATA and DATA["versions"], "snippets/compatibility/results.json is missing: run `make matrix`"
+    assert DATA["versions"][0] == "2.13.0+cpu", "the pinned release must be in the results"
+
+
+def test_the_data_covers_every_snippet():
+    names = set(compat.snippet_names())
+    for version in DATA["versions"]:
+        missing = names - set(DATA["runs"][version]["ran"])
+        assert not missing, f"results.json has no result for {sorted(missing)} on torch {version}: run `make matrix`"
+
+
+def test_the_pinned_release_passes_everything():
+    run = DATA["runs"]["2.13.0+cpu"]
+    assert not run["failed"] and not run.get("gated"), run
+
+
+def test_tables_are_drawn_from_the_data():
+    stored = compat.json.loads(compat.DATA.read_text(encoding="utf-8"))
+    for path, content in compat.render(stored).items():
+        assert path.read_text(encoding="utf-8") == content, (
+            f"{path.relative_to(ROOT)} is not what results.json gives: run `python -m tools.compat`"
+        )
+
+
+@pytest.mark.parametrize("page", ["compatibility.md", "compatibility.zh.md"])
+def test_page_columns_are_the_measured_releases(page):
+    text = (DOCS / page).read_text(encoding="utf-8")
+    stored = compat.json.loads(compat.DATA.read_text(encoding="utf-8"))
+    for header in re.findall(r"^\s*\|[^|\n]+\|(?:[^|\n]+\|)? 2\.13\.0\+cpu \|.*$", text, re.MULTILINE):
+        columns = [cell.strip() for cell in header.strip().strip("|").split("|")]
+        releases = [c for c in columns if re.fullmatch(r"\d+\.\d+\.\d+(\+cpu)?", c)]
+        assert releases == stored["versions"], f"docs/{page}: columns {releases} != results {stored['versions']}"
+
+
+GATED_INCLUDES = [
+    (name, page)
+    for name in GATES
+    for page in sorted(DOCS.rglob("*.md"))
+    if f'--8<-- "{name}.md"' in page.read_text(encoding="utf-8")
+]
+
+
+@pytest.mark.parametrize("name, page", GATED_INCLUDES,
+                         ids=[f"{n}-{p.relative_to(DOCS)}" for n, p in GATED_INCLUDES])
+def test_version_differences_are_shown_next_to_the_snippet(name, page):
+    """snippets/versions.toml: the section that includes the snippet names the release."""
+    gate = GATES[name]
+    text = page.read_text(encoding="utf-8")
+    before = text[: text.index(f'--8<-- "{name}.md"')]
+    section = before[before.rfind("\n## ") :]
+    release = gate.since or gate.before
+    assert f"torch {release}" in section, (
+        f"{page.relative_to(ROOT)}: the section before {name} does not mention torch {release} "
+        f"({gate.label}: {gate.why})"
+    )
+
+
+def test_every_gate_names_an_existing_snippet():
+    unknown = set(GATES) - set(compat.snippet_names())
+    assert not unknown, f"snippets/versions.toml names snippets that do not exist: {sorted(unknown)}"

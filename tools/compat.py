@@ -1,0 +1,193 @@
+"""Turn the torch version matrix's results into the compatibility page's data.
+
+    python -m tools.compat          # reads build/matrix/<version>.xml (written by `make matrix`)
+
+Writes snippets/compatibility/results.json (versions, dates, per snippet: passed or failed on
+each version, with the first failing line) and the table rows the compatibility page includes:
+pages.md (per page of the guide) and snippets.md (per snippet). A version missing from
+build/matrix keeps its previous results, so one version can be re-run alone.
+
+Only the standard library: the matrix workflow runs this without installing the project.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS, SNIPPETS = ROOT / "docs", ROOT / "snippets"
+MATRIX = ROOT / "build" / "matrix"
+OUT = SNIPPETS / "compatibility"
+DATA = OUT / "results.json"
+
+# The order of the page's columns: the reference, then newest to oldest.
+VERSIONS = ["2.13.0+cpu", "2.15.0", "2.14.1", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
+INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"/]+)"', re.MULTILINE)
+EXAMPLE = re.compile(r"\[(?P<file>(?:snippets|docs)/[^\]:\s]+)(?::(?P<line>\d+))?")
+
+
+def snippet_names() -> list[str]:
+    """Every snippet: snippets/<name>.md (doctests) and snippets/<name>.py (scripts)."""
+    return sorted(p.stem for p in SNIPPETS.glob("*.md")) + sorted(p.stem for p in SNIPPETS.glob("*.py"))
+
+
+def read_run(path: Path) -> dict:
+    """One version's JUnit file -> its date, duration and, per snippet, the first failing line."""
+    suite = ET.parse(path).getroot().find("testsuite")
+    failed: dict[str, str] = {}
+    gated: dict[str, str] = {}  # expected to differ on this release (snippets/versions.toml)
+    seen: set[str] = set()
+    for case in suite.iter("testcase"):
+        match = EXAMPLE.search(case.get("name", ""))
+        if match is None:
+            key = "benchmark_relations" if "test_benchmark" in case.get("classname", "") else None
+            line = case.get("name")
+        else:
+            key = Path(match["file"]).stem if match["file"].startswith("snippets/") else match["file"]
+            line = match["line"] or ""
+        if key is None:
+            continue
+        seen.add(key)
+        skipped = case.find("skipped")
+        if skipped is not None and skipped.get("type") == "pytest.xfail":
+            gated[key] = (skipped.get("message") or "").strip()
+            continue
+        problem = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if problem is not None and key not in failed:
+            message = (problem.get("message") or "").strip().splitlines()
+            failed[key] = f"{line}: {message[0][:160] if message else ''}".strip(": ")
+    return {
+        "date": suite.get("timestamp", "")[:10],
+        "seconds": round(float(suite.get("time", 0))),
+        "tests": int(suite.get("tests", 0)),
+        "failed": {key: failed[key] for key in sorted(failed)},
+        "gated": {key: gated[key] for key in sorted(gated)},
+        "ran": sorted(seen),
+    }
+
+
+def collect() -> dict:
+    data = json.loads(DATA.read_text(encoding="utf-8")) if DATA.exists() else {"runs": {}}
+    for version in VERSIONS:
+        path = MATRIX / f"{version}.xml"
+        if path.exists():
+            data["runs"][version] = read_run(path)
+    data["versions"] = [v for v in VERSIONS if v in data["runs"]]
+    data["runs"] = {v: data["runs"][v] for v in data["versions"]}
+    return data
+
+
+def pages_including(name: str) -> list[str]:
+    """English pages (docs/**/*.md, no .zh) that include snippets/<name>.md or .py."""
+    found = []
+    for page in sorted(DOCS.rglob("*.md")):
+        if ".zh." in page.name:
+            continue
+        if any(include in (f"{name}.md", f"{name}.py") for include in INCLUDE.findall(page.read_text(encoding="utf-8"))):
+            found.append(page.relative_to(DOCS).as_posix())
+    return found
+
+
+def status(data: dict, version: str, name: str) -> str:
+    run = data["runs"][version]
+    if name not in run["ran"]:
+        return "—"
+    if name in run["failed"]:
+        return "✗"
+    return "≠" if name in run.get("gated", {}) else "✓"
+
+
+def nav_order() -> list[str]:
+    """The pages in mkdocs.yml's nav order."""
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = text[text.index("\nnav:"):]
+    return re.findall(r"^\s+- (?:[^:\n]+: )?([\w/.-]+\.md)\s*$", nav, re.MULTILINE)
+
+
+def page_rows(data: dict) -> str:
+    by_page: dict[str, list[str]] = {}
+    for name in snippet_names():
+        for page in pages_including(name):
+            by_page.setdefault(page, []).append(name)
+    order = nav_order()
+    lines = []
+    for page, names in sorted(by_page.items(), key=lambda item: (
+            order.index(item[0]) if item[0] in order else len(order), item[0])):
+        cells = []
+        for version in data["versions"]:
+            marks = [status(data, version, n) for n in names]
+            failing, differing = marks.count("✗"), marks.count("≠")
+            cell = f"✗ {failing}/{len(names)}" if failing else "✓"
+            cells.append(cell + (f" ≠ {differing}" if differing else ""))
+        link = f"[{Path(page).stem}]({page})"
+        lines.append(f"| {link} | {len(names)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def snippet_rows(data: dict) -> str:
+    lines = []
+    for name in snippet_names():
+        cells = [status(data, version, name) for version in data["versions"]]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def run_rows(data: dict) -> str:
+    lines = []
+    for version in data["versions"]:
+        run = data["runs"][version]
+        passed = sum(status(data, version, n) == "✓" for n in snippet_names())
+        lines.append(f"| {version} | {run['date']} | {run['tests']} | {passed} | "
+                     f"{len(run.get('gated', {}))} | {len(run['failed'])} | {run['seconds']} |")
+    return "\n".join(lines) + "\n"
+
+
+def render(data: dict) -> dict[Path, str]:
+    return {
+        OUT / "runs.md": run_rows(data),
+        OUT / "pages.md": page_rows(data),
+        OUT / "snippets.md": snippet_rows(data),
+    }
+
+
+PAGES = [DOCS / "compatibility.md", DOCS / "compatibility.zh.md"]
+RELEASE_CELL = re.compile(r"\d+\.\d+\.\d+(\+cpu)?")
+
+
+def with_release_columns(text: str, versions: list[str]) -> str:
+    """The pages' table headers list the releases measured, in the data's order."""
+    lines = text.split("\n")
+    for index, line in enumerate(lines[:-1]):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.lstrip().startswith("|") else []
+        if not any(RELEASE_CELL.fullmatch(c) for c in cells):
+            continue
+        labels = [c for c in cells if not RELEASE_CELL.fullmatch(c)]
+        indent = line[: len(line) - len(line.lstrip())]
+        lines[index] = indent + "| " + " | ".join(labels + versions) + " |"
+        lines[index + 1] = indent + "|" + "---|" * (len(labels) + len(versions))
+    return "\n".join(lines)
+
+
+def main() -> int:
+    data = collect()
+    for page in PAGES:
+        page.write_text(with_release_columns(page.read_text(encoding="utf-8"), data["versions"]),
+                        encoding="utf-8")
+    OUT.mkdir(exist_ok=True)
+    DATA.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {DATA.relative_to(ROOT)}: {', '.join(data['versions'])}")
+    for path, content in render(data).items():
+        path.write_text(content, encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
+    for version in data["versions"]:
+        run = data["runs"][version]
+        print(f"  {version:<11} {run['tests']} tests, {len(run['failed'])} snippets failing, "
+              f"{run['seconds']} s: {', '.join(run['failed']) or 'all pass'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
