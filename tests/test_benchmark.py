@@ -94,8 +94,8 @@ def test_every_figure_in_the_prose_comes_from_the_run(page):
             known.add(f"{row['time_ratio']:.2f}")
     for model in STORED["models"].values():
         known |= {benchmark._mib(model["tap_bytes"]), benchmark._mib(model["param_bytes"])}
-    for rows in STORED["models"]:
-        table = {r["technique"]: r for r in STORED["rows"] if r["model"] == rows}
+    for model in STORED["models"]:
+        table = {r["technique"]: r for r in STORED["rows"] if r["model"] == model}
         base = table["plain"]
         for r in table.values():
             known.add(benchmark._delta(r["peak_bytes"], base["peak_bytes"]).lstrip("+"))
@@ -106,11 +106,14 @@ def test_every_figure_in_the_prose_comes_from_the_run(page):
 
 # --- Re-measured on small models ------------------------------------------------------------
 
+def small_workloads() -> list[benchmark.Workload]:
+    return [benchmark.mlp(width=32, depth=8, batch=8),
+            benchmark.cnn(channels=4, depth=8, batch=1, size=8)]
+
+
 @pytest.fixture(scope="module")
 def small_run():
-    workloads = [benchmark.mlp(width=32, depth=8, batch=8),
-                 benchmark.cnn(channels=4, depth=8, batch=1, size=8)]
-    return benchmark.run(workloads, repeats=0, timing=False)
+    return benchmark.run(small_workloads(), repeats=0, timing=False)
 
 
 def test_memory_is_measured_to_the_byte():
@@ -131,7 +134,5 @@ def test_relations_hold_on_small_models(small_run):
 
 
 def test_memory_figures_repeat_exactly(small_run):
-    workloads = [benchmark.mlp(width=32, depth=8, batch=8),
-                 benchmark.cnn(channels=4, depth=8, batch=1, size=8)]
-    again = benchmark.run(workloads, repeats=0, timing=False)
+    again = benchmark.run(small_workloads(), repeats=0, timing=False)
     assert again["rows"] == small_run["rows"]

@@ -148,8 +148,8 @@ def retain_grad(work):
     return acts  # read acts[i].grad
 
 
-def print_hook(work, sink=None):
-    sink = sink if sink is not None else io.StringIO()
+def print_hook(work):
+    sink = io.StringIO()  # printed as a reader would, into a buffer instead of the terminal
 
     def tap(i, t):
         t.register_hook(lambda grad: print(grad, file=sink))

@@ -7,9 +7,9 @@ Doctest snippets (snippets/<name>.md) get their output lines rewritten in place;
     python -m tools.refresh_outputs retain_grad register_hook_save_grad
     python -m tools.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
 
-Each snippet runs as its copied script runs, in a fresh module, exactly as the tests run it, and every
-expected output becomes what the run printed, with memory addresses and torch-internal paths
-written as "...". The file is a function of the run alone; only output lines change, so an upgrade
+Each snippet runs as its copied script runs, in a fresh module, exactly as the tests run it,
+and every expected output becomes what the run printed, with memory addresses and
+torch-internal paths written as "...". The file is a function of the run alone; only output lines change, so an upgrade
 is a diff to review.
 """
 
