@@ -48,11 +48,16 @@ def test_page_columns_are_the_measured_releases(page):
         assert releases == stored["versions"], f"docs/{page}: columns {releases} != results {stored['versions']}"
 
 
+def _include(name: str, text: str) -> str | None:
+    """The include line of snippets/<name>.md (doctests) or <name>.py (scripts) on a page."""
+    return next((line for line in (f'--8<-- "{name}.md"', f'--8<-- "{name}.py"') if line in text), None)
+
+
 GATED_INCLUDES = [
     (name, page)
     for name in GATES
     for page in sorted(DOCS.rglob("*.md"))
-    if f'--8<-- "{name}.md"' in page.read_text(encoding="utf-8")
+    if _include(name, page.read_text(encoding="utf-8"))
 ]
 
 
@@ -62,12 +67,14 @@ def test_version_differences_are_shown_next_to_the_snippet(name, page):
     """snippets/versions.toml: the section that includes the snippet names the release."""
     gate = GATES[name]
     text = page.read_text(encoding="utf-8")
-    before = text[: text.index(f'--8<-- "{name}.md"')]
+    before = text[: text.index(_include(name, text))]
     section = before[before.rfind("\n## ") :]
-    release = gate.since or gate.before
-    assert f"torch {release}" in section, (
-        f"{page.relative_to(ROOT)}: the section before {name} does not mention torch {release} "
-        f"({gate.label}: {gate.why})"
+    first, *others = gate.releases  # "torch 2.11 and 2.12" names both
+    missing = [f"torch {first}"] if f"torch {first}" not in section else []
+    missing += [release for release in others if not re.search(rf"\b{re.escape(release)}\b", section)]
+    assert not missing, (
+        f"{page.relative_to(ROOT)}: the section before {name} does not mention "
+        + ", ".join(missing) + f" ({gate.label}: {gate.why})"
     )
 
 

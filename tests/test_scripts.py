@@ -8,9 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tools.snippets import ROOT, run_script, script_output, script_paths
+from tools.snippets import ROOT, run_script, script_output, script_paths, torch_release, version_gates
 
 SCRIPTS = script_paths()
+GATES = version_gates()
+RELEASE = torch_release()
 _RUNS: dict = {}
 
 
@@ -23,7 +25,21 @@ def start_scripts() -> None:
     pool.shutdown(wait=False)
 
 
-@pytest.mark.parametrize("path", SCRIPTS, ids=[p.relative_to(ROOT).as_posix() for p in SCRIPTS])
+def _params():
+    """One test per script; outside its gate (snippets/versions.toml) one that must fail."""
+    for path in SCRIPTS:
+        rel = path.relative_to(ROOT).as_posix()
+        gate = GATES.get(path.stem)
+        if gate is not None and gate.excludes(RELEASE):
+            if gate.warns:
+                raise ValueError(f"snippets/versions.toml [{path.stem}]: `warns` is for doctests only")
+            yield pytest.param(path, id=f"{rel} ({gate.label})",
+                               marks=pytest.mark.xfail(strict=True, reason=f"{gate.label}: {gate.why}"))
+        else:
+            yield pytest.param(path, id=rel)
+
+
+@pytest.mark.parametrize("path", list(_params()))
 def test_script_prints_its_expected_output(path):
     start_scripts()
     result = _RUNS[path].result()

@@ -154,23 +154,49 @@ VERSION_GATES = SNIPPETS / "versions.toml"
 
 @dataclass(frozen=True)
 class Gate:
-    """snippets/versions.toml entry: the page's output holds from `since` on, or before `before`."""
+    """snippets/versions.toml entry: the releases on which the page's output does not hold.
+
+    since = "X.Y": it holds from X.Y on; before = "X.Y": up to, not including, X.Y;
+    differs_on = ["X.Y", ...]: not on these releases (a difference that came and went).
+    """
 
     name: str
     why: str
     since: str | None = None
     before: str | None = None
+    differs_on: tuple[str, ...] = ()
     warns: str | None = None  # outside the range: same output, plus this warning from torch
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "differs_on", tuple(self.differs_on))
+        if not (self.since or self.before or self.differs_on):
+            raise ValueError(f"snippets/versions.toml [{self.name}]: give since, before or differs_on")
 
     def excludes(self, release: tuple[int, int]) -> bool:
         """True on a torch release where the snippet is expected to print something else."""
         since = _release(self.since) if self.since else None
         before = _release(self.before) if self.before else None
-        return bool((since and release < since) or (before and release >= before))
+        return bool(
+            (since and release < since)
+            or (before and release >= before)
+            or release in {_release(v) for v in self.differs_on}
+        )
+
+    @property
+    def releases(self) -> list[str]:
+        """The releases the page must name next to the snippet."""
+        return [v for v in (self.since, self.before) if v] + list(self.differs_on)
 
     @property
     def label(self) -> str:
-        return f"torch {self.since}+" if self.since else f"before torch {self.before}"
+        parts = []
+        if self.since:
+            parts.append(f"torch {self.since}+")
+        if self.before:
+            parts.append(f"before torch {self.before}")
+        if self.differs_on:
+            parts.append("differs on torch " + ", ".join(self.differs_on))
+        return "; ".join(parts)
 
 
 def _release(version: str) -> tuple[int, int]:
