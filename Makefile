@@ -46,8 +46,20 @@ system-packages:  ## Install the Debian packages the tests need, if missing (g++
 	@.ci/system-packages
 
 .PHONY: test
-test: install-frameworks system-packages  ## Run every test: snippets, pages, structure, strict build (what CI runs)
+test: install-frameworks system-packages  ## Run every test: snippets, pages, strict build, browser (what CI runs)
 	$(BIN)/python -m pytest
+
+.PHONY: test-docs
+test-docs: install-frameworks system-packages  ## Every test but the browser's: the quick loop while writing
+	$(BIN)/python -m pytest -m "not browser"
+
+.PHONY: lighthouse
+lighthouse: install system-packages  ## Lighthouse scores (mobile) of three pages in both languages (npx, Chromium)
+	$(BIN)/python -m tools.lighthouse
+
+.PHONY: translation-status
+translation-status:  ## Chinese pages whose English page changed since the Chinese one was last updated
+	@$(PYTHON) -m tools.translation_status
 
 .PHONY: build
 build: install  ## Build the site into site/ with --strict

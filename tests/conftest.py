@@ -1,4 +1,5 @@
-"""Starts the site builds early and reports their wall times. Timings are reported, never asserted."""
+"""Starts the slow background work early (site builds, script snippets, the browser job) and
+reports its wall times. Timings are reported, never asserted."""
 
 import shutil
 import tempfile
@@ -19,6 +20,14 @@ def pytest_collection_finish(session):
 
         _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
         start_builds(_WORKDIR[0])
+    if any(item.nodeid.startswith("tests/test_browser.py") for item in session.items):
+        from tests.test_browser import start_browser
+        from tests.test_site import _STARTED, start_builds
+
+        if not _STARTED:
+            _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
+            start_builds(_WORKDIR[0])
+        start_browser(*_STARTED["site"])
 
 
 def pytest_sessionfinish(session):
@@ -30,6 +39,6 @@ def pytest_terminal_summary(terminalreporter):
     from tests.test_site import BUILD_TIMES
 
     if BUILD_TIMES:
-        terminalreporter.section("build wall times")
+        terminalreporter.section("background jobs: wall times")
         for name, seconds in BUILD_TIMES.items():
             terminalreporter.write_line(f"{seconds:6.1f} s  {name}")

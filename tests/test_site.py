@@ -21,6 +21,7 @@ from urllib.parse import urljoin
 import pytest
 
 from tests.pages import Source, pages, site_path
+from tools.serve import free_port
 from tools.snippets import ROOT, SNIPPETS, Snippet
 
 PAGES = pages()
@@ -46,6 +47,13 @@ def _timed(name: str, project: Path, site: Path, **env: str) -> subprocess.Compl
 _STARTED: dict = {}
 
 
+# The site is built for the address the browser tests serve it at: absolute URLs (canonical,
+# hreflang, the sitemaps Material fetches) then point at the local server.
+SITE_URL = f"http://127.0.0.1:{free_port()}/"
+# GitHub Actions names the repository; elsewhere a stand-in, for the notebooks' Colab links.
+REPOSITORY = os.environ.get("GITHUB_REPOSITORY") or "example/intermediate-gradients"
+
+
 def start_builds(workdir: Path) -> None:
     """Start every build of the session in the background (conftest.py calls this right after
     collection), so that they run while the snippet examples run: both cores stay busy."""
@@ -58,7 +66,8 @@ def start_builds(workdir: Path) -> None:
     for _, mutate in MUTATIONS.values():
         mutate(project)
     jobs = {
-        "site": ("strict build, both languages", ROOT, workdir / "site", {}),
+        "site": ("strict build, both languages", ROOT, workdir / "site",
+                 {"SITE_URL": SITE_URL, "GITHUB_REPOSITORY": REPOSITORY}),
         "broken": ("mutated build (three breakages)", project, project.parent / "site", {}),
     }
     pool = ThreadPoolExecutor(max_workers=len(jobs))
@@ -142,15 +151,27 @@ def test_no_request_to_another_host(site):
 
 
 def test_chinese_search_finds_chinese_words(site):
-    index = json.loads(_read(site / "search" / "search_index.json"))
+    index = json.loads(_read(site / "zh" / "search" / "search_index.json"))
     separator = re.compile(index["config"]["separator"])
     assert "zh" in index["config"]["lang"], "the search plugin is not configured for Chinese"
     tokens = set()
     for doc in index["docs"]:
-        if doc["location"].startswith("zh/") or "/zh/" in doc["location"]:
-            tokens.update(separator.split(doc["text"] + " " + doc["title"]))
+        tokens.update(separator.split(doc["text"] + " " + doc["title"]))
     for word in ("梯度", "钩子", "叶子", "张量"):  # jieba splits 叶子张量 into 叶子 + 张量
         assert word in tokens, f"'{word}' is not a search token of the Chinese pages (is jieba installed?)"
+
+
+def test_each_language_searches_its_own_pages(site):
+    """tools/mkdocs_hooks.py splits i18n's one index: /search/ English, /zh/search/ Chinese."""
+    english = json.loads(_read(site / "search" / "search_index.json"))["docs"]
+    chinese = json.loads(_read(site / "zh" / "search" / "search_index.json"))["docs"]
+    assert english and chinese, "a language has an empty search index"
+    assert not [d["location"] for d in english if d["location"].startswith("zh/")], "Chinese pages in the English index"
+    han = re.compile(r"[\u4e00-\u9fff]")
+    assert not [d["location"] for d in chinese if not han.search(d["title"] + d["text"])
+                and not d["location"].startswith("notebooks/")], "pages without Chinese text in the Chinese index"
+    config = re.search(r'"base": "([^"]*)"', _read(site / "zh" / "pitfalls" / "index.html"))
+    assert config and config.group(1).endswith("/zh/"), "Chinese pages do not look for the Chinese index"
 
 
 NOTEBOOK_PAGES = [p for p in PAGES if p.path.suffix == ".ipynb"]
@@ -249,14 +270,14 @@ SEARCHED_ERRORS = {
 
 @pytest.mark.parametrize("phrase", SEARCHED_ERRORS)
 def test_error_message_finds_its_pitfall_section(site, phrase):
-    index = json.loads(_read(site / "search" / "search_index.json"))
-    sections = {doc["location"]: doc["title"] for doc in index["docs"]}
+    """The section is in each language's index under the message (tests/test_browser.py types
+    every pitfall's message into the search box of a real browser)."""
     anchor = SEARCHED_ERRORS[phrase]
-    for location in (f"pitfalls/#{anchor}", f"zh/pitfalls/#{anchor}"):
-        assert location in sections, f"the search index has no section {location}"
-        assert phrase in html.unescape(sections[location]), (
-            f"section {location} is titled {sections[location]!r}, which does not carry {phrase!r}"
-        )
+    for index_path in (site / "search" / "search_index.json", site / "zh" / "search" / "search_index.json"):
+        sections = {doc["location"]: doc["title"] for doc in json.loads(_read(index_path))["docs"]}
+        where = f"{index_path.relative_to(site)}: pitfalls/#{anchor}"
+        assert f"pitfalls/#{anchor}" in sections, f"{where} is missing"
+        assert phrase in html.unescape(sections[f"pitfalls/#{anchor}"]), f"{where} does not carry {phrase!r}"
 
 
 def test_missing_snippet_fails_the_build():

@@ -7,15 +7,33 @@
    led to the English home page. Fill in the missing alternates from the page's own URL.
 3. A page missing in Chinese falls back to English silently. Log a WARNING instead, so the strict
    build fails naming the file. GUIDE_ALLOW_FALLBACK=1 relaxes it to INFO while drafting.
+4. Material reads every <link rel="alternate" hreflang> in the head as the root of a language and
+   fetches <link>sitemap.xml from it; i18n points them at the page's twin, so every page asked
+   for two sitemaps that do not exist (404s in the console). The head now names the language
+   roots, as absolute URLs (what hreflang wants), and each language root gets its sitemap; the
+   page-to-page alternates are in the sitemaps, and the switcher still links the twin page.
+5. i18n writes one search index for all languages: an English search showed Chinese pages too.
+   Each language root gets an index of its own pages, and its pages look for it there.
+6. nbconvert inlines JupyterLab's whole stylesheet (570 KB) into each notebook page: trimmed to
+   the rules the page uses (tools/notebook_css.py).
+7. Material's search dialog has no accessible name: it gets one, in the page's language.
+8. pycon lines of printed output get the class the copy button's CSS hides them by.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
+import sys
+from pathlib import Path
 
 from mkdocs.plugins import event_priority
+
+if str(Path(__file__).resolve().parent.parent) not in sys.path:  # MkDocs loads hooks by path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tools.notebook_css import trim_page  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.guide")
 
@@ -71,7 +89,97 @@ def _fill_missing_alternates(page, config, default_language):
 _MERMAID_LOADER = re.compile(r'<script type="module">(?:(?!</script>).)*?cdnjs\.cloudflare\.com.*?</script>', re.DOTALL)
 
 
+_HEAD_ALTERNATE = re.compile(r'<link rel="alternate" href="[^"]*" hreflang="(?P<lang>[\w-]+)">')
+
+
+_OUTPUT_LINE = re.compile(r'(<span id="__span-\d+-\d+")(><span class="g[otr]">)')
+_SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
+_SEARCH_LABEL = {"en": "Search", "zh": "搜索"}
+
+
+def _language_root(config, lang: str) -> str:
+    i18n = config.plugins.get("i18n")
+    default = i18n.default_language if i18n is not None else lang
+    return config.site_url + ("" if lang == default else f"{lang}/")
+
+
 def on_post_page(output, page, config):
     if getattr(page, "nb_url", None):
-        output = _MERMAID_LOADER.sub("", output)
-    return output
+        output = trim_page(_MERMAID_LOADER.sub("", output))
+    # pycon lines of printed output, marked for docs/assets/copy.css (cheaper than :has())
+    output = _OUTPUT_LINE.sub(r'\1 class="pycon-output"\2', output)
+    # Material's search dialog has no accessible name (Lighthouse, axe: aria-dialog-name)
+    label = _SEARCH_LABEL.get(getattr(page.file, "locale", None) or "en", "Search")
+    output = output.replace(_SEARCH_DIALOG, _SEARCH_DIALOG[:-1] + f' aria-label="{label}">', 1)
+    head, sep, body = output.partition("</head>")
+    head = _HEAD_ALTERNATE.sub(
+        lambda m: f'<link rel="alternate" href="{_language_root(config, m["lang"])}" hreflang="{m["lang"]}">', head
+    )
+    return _search_root(head + sep + body, page)
+
+
+_URL_ENTRY = re.compile(r"\s*<url>.*?</url>", re.DOTALL)
+_CONFIG_BASE = re.compile(r'(<script id="__config" type="application/json">\{"annotate": [^,]*, "base": ")([^"]*)(")')
+
+
+def _other_languages(config) -> list[str]:
+    i18n = config.plugins.get("i18n")
+    if i18n is None:
+        return []
+    return [lang.locale for lang in i18n.config.languages if lang.locale != i18n.default_language]
+
+
+def _search_root(output: str, page) -> str:
+    """Material looks for the search index (and resolves result links) at `base`, the site root.
+    Point a translated page at its language root, where its own index is written."""
+    lang = getattr(page.file, "locale", None)
+    if not lang or not page.url.startswith(f"{lang}/"):
+        return output
+    return _CONFIG_BASE.sub(lambda m: f"{m[1]}{m[2]}/{lang}/{m[3]}", output, count=1)
+
+
+def _titles_only(docs: list[dict], prefix: str) -> list[dict]:
+    """Search entries with the pages under `prefix` reduced to their title. The notebooks repeat
+    the tutorial's code and prose in one long page, which outranked the page that explains a
+    pasted error message."""
+    return [
+        {**d, "text": ""} if d["location"].startswith(prefix) else d
+        for d in docs
+        if not (d["location"].startswith(prefix) and "#" in d["location"])
+    ]
+
+
+@event_priority(-200)  # after i18n's on_post_build (-100), which builds the other languages
+def on_post_build(config):
+    """Per language root: a sitemap of its pages and a search index of its pages.
+
+    i18n writes one sitemap and one search index for the whole site, so an English reader's
+    search showed Chinese pages as well, and the reverse.
+    """
+    i18n = config.plugins.get("i18n")
+    if i18n is None or i18n.building:  # a nested build of one language: the files are not final
+        return
+    site = Path(config.site_dir)
+    sitemap = site / "sitemap.xml"
+    text = sitemap.read_text(encoding="utf-8")
+    head = text.partition("<url>")[0].rstrip()
+    index_path = site / "search" / "search_index.json"
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    docs = index["docs"]
+    for lang in _other_languages(config):
+        if not (site / lang).is_dir():
+            continue
+        root = _language_root(config, lang)
+        entries = [e for e in _URL_ENTRY.findall(text) if f"<loc>{root}" in e]
+        (site / lang / "sitemap.xml").write_text(head + "".join(entries) + "\n</urlset>\n", encoding="utf-8")
+        mine = [d for d in docs if d["location"].startswith(f"{lang}/")]
+        (site / lang / "search").mkdir(exist_ok=True)
+        (site / lang / "search" / "search_index.json").write_text(
+            json.dumps({**index, "docs": _titles_only(
+                [{**d, "location": d["location"][len(lang) + 1:]} for d in mine], "notebooks/")},
+                ensure_ascii=False, separators=(",", ":")),
+            encoding="utf-8",
+        )
+        docs = [d for d in docs if d not in mine]
+    index_path.write_text(json.dumps({**index, "docs": _titles_only(docs, "notebooks/")},
+                                     ensure_ascii=False, separators=(",", ":")), encoding="utf-8")

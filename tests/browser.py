@@ -1,0 +1,254 @@
+"""A reader's browser on the built site: Debian's Chromium, driven by Playwright, on 127.0.0.1.
+
+`browse(site, pages, searches)` serves the built site on a free loopback port, opens every page
+once in one Chromium and records what a reader would meet there (tests/test_browser.py asserts
+on the records):
+
+- every request the page made and every response of 400 or more, console errors, page errors;
+- for every code block with a copy button: its language, its title, the text the button put on
+  the clipboard, and the output the page shows for it;
+- the colour scheme before and after a click on the light/dark toggle;
+- where a click on the other language in the language switcher leads, and the interface
+  strings of the page it leads to.
+
+It then types each search into the search box of a page and records the result links.
+Chromium is started with the flags that keep it from calling home (there is no network here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from tools.serve import CHROMIUM_FLAGS, Server, chromium_path
+
+TIMEOUT_MS = 15_000
+
+
+def missing_browser() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the Python package playwright is not installed (make install)"
+    if chromium_path() is None:
+        return "Debian's chromium is not installed (make system-packages, or apt-get install chromium)"
+    return None
+
+
+@dataclass
+class Block:
+    """One code block with a copy button, as the page shows it."""
+
+    language: str           # "pycon", "python", "text", "bash", ...
+    title: str              # the block's title bar, "" if none
+    shown_code: str         # the code lines the page shows (pycon: without prompts and output)
+    shown_output: str       # pycon: the output lines; python: the output block after it
+    copied: str = ""        # what the copy button put on the clipboard
+
+
+@dataclass
+class Visit:
+    url: str
+    lang: str = ""                                      # <html lang>
+    strings: dict = field(default_factory=dict)         # interface strings: search box, copy, toc
+    requests: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)     # "404 http://..." and network failures
+    console: list[str] = field(default_factory=list)    # console errors and uncaught exceptions
+    blocks: list[Block] = field(default_factory=list)
+    schemes: tuple[str, str] = ("", "")                 # colour scheme before, after the toggle
+    switched_to: str = ""                               # URL after choosing the other language
+    notebook: str = ""                                  # the download button's file, as downloaded
+    notebook_url: str = ""
+    colab_url: str = ""                                 # the "Open in Colab" link
+
+
+# Collected in the page: the blocks with a copy button, in the order of their buttons.
+_BLOCKS_JS = """() => [...document.querySelectorAll('button[data-md-type="copy"]')].map(button => {
+  const pre = button.closest('pre');
+  const box = pre.closest('.highlight') || pre.parentElement;
+  const language = ([...box.classList].find(c => c.startsWith('language-')) || '').slice(9);
+  const title = (box.querySelector('.filename') || {textContent: ''}).textContent.trim();
+  const lines = [...pre.querySelectorAll('code > span')];
+  const isOutput = line => line.querySelector(':scope > .go, :scope > .gt, :scope > .gr') !== null;
+  const strip = line => {
+    const copy = line.cloneNode(true);
+    copy.querySelectorAll('.gp').forEach(prompt => prompt.remove());
+    return copy.textContent;
+  };
+  let output = '';
+  if (language === 'pycon') {
+    output = lines.filter(isOutput).map(line => line.textContent).join('');
+  } else if (language === 'python') {
+    const next = box.nextElementSibling;
+    if (next && next.classList.contains('language-text')) output = next.querySelector('code').textContent;
+  }
+  return {
+    language, title,
+    shown_code: lines.filter(line => !isOutput(line)).map(strip).join(''),
+    shown_output: output,
+  };
+})"""
+
+
+_STRINGS_JS = """() => ({
+  search: (document.querySelector('input.md-search__input') || {}).placeholder || '',
+  copy: (document.querySelector('button[data-md-type="copy"]') || {title: ''}).title,
+  toc: (document.querySelector('.md-nav--secondary > label') || {textContent: ''}).textContent.trim(),
+})"""
+
+# Each copy button clicked in turn; what it put on the clipboard, read back.
+_COPY_JS = """async () => {
+  const copied = [];
+  for (const button of document.querySelectorAll('button[data-md-type="copy"]')) {
+    await navigator.clipboard.writeText('');
+    button.click();
+    copied.push(await navigator.clipboard.readText());
+  }
+  return copied;
+}"""
+
+
+# The toggle a reader sees: the label of the palette form that is displayed.
+_TOGGLE_JS = """() => [...document.querySelectorAll('form[data-md-component=palette] label')]
+  .find(label => label.offsetParent !== null).click()"""
+
+
+def _record(page, visit: Visit) -> None:
+    """What a reader meets on the page now loaded: code blocks and copies, the colour toggle."""
+    visit.lang = page.evaluate("document.documentElement.lang")
+    if page.locator("pre > code").count():
+        page.locator('button[data-md-type="copy"]').first.wait_for(state="attached")  # added after load
+    visit.blocks = [Block(**block) for block in page.evaluate(_BLOCKS_JS)]
+    for block, copied in zip(visit.blocks, page.evaluate(_COPY_JS)):
+        block.copied = copied
+    visit.strings = page.evaluate(_STRINGS_JS)
+    download = page.locator("a.md-content__button[download]")
+    if download.count():
+        with page.expect_download() as started:
+            download.click()
+        visit.notebook_url = started.value.url
+        visit.notebook = Path(started.value.path()).read_text(encoding="utf-8")
+    colab = page.locator("a.guide-colab")
+    visit.colab_url = colab.get_attribute("href") if colab.count() else ""
+    scheme = "() => document.body.getAttribute('data-md-color-scheme')"
+    before = page.evaluate(scheme)
+    page.evaluate(_TOGGLE_JS)
+    page.wait_for_function(f"() => document.body.getAttribute('data-md-color-scheme') !== {before!r}")
+    visit.schemes = (before, page.evaluate(scheme))
+
+
+def _switch_language(page, lang: str) -> None:
+    """Open the language switcher and choose `lang`, as a reader does."""
+    page.locator(".md-header__option .md-select").first.hover()
+    with page.expect_navigation(wait_until="load"):
+        page.locator(f"a.md-select__link[hreflang={lang}]").click()
+
+
+def _visit_pair(context, base: str, path: str) -> tuple[Visit, Visit]:
+    """An English page, then its Chinese twin reached through the switcher, then back.
+
+    The Chinese page is recorded as it loads from the click; the way back is checked by the URL
+    it leads to (served as an empty page: the English page was already recorded).
+    """
+    english = Visit(url=base + path)
+    current = [english]
+    page = context.new_page()
+    page.on("request", lambda request: current[0].requests.append(request.url))
+    page.on("requestfailed", lambda request: current[0].failed.append(f"failed {request.url}"))
+    page.on("response", lambda r: r.status >= 400 and current[0].failed.append(f"{r.status} {r.url}"))
+    page.on("console", lambda message: message.type == "error" and current[0].console.append(message.text))
+    page.on("pageerror", lambda error: current[0].console.append(f"uncaught: {error}"))
+    page.goto(english.url, wait_until="load")
+    _record(page, english)
+
+    chinese = Visit(url="")
+    current[0] = chinese
+    _switch_language(page, "zh")
+    english.switched_to = chinese.url = page.url
+    _record(page, chinese)
+
+    current[0] = Visit(url="")  # the way back: only where it leads
+    page.route("**/*", lambda route: route.fulfill(body="<html lang=en></html>", content_type="text/html")
+               if route.request.is_navigation_request() else route.continue_())
+    _switch_language(page, "en")
+    chinese.switched_to = page.url
+    page.close()
+    return english, chinese
+
+
+def _search(context, base: str, path: str, queries: list[str]) -> dict[str, list[str]]:
+    """The result links (absolute URLs) for each query typed into the search box of one page;
+    [] for a query with no result within the time limit."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = context.new_page()
+    page.goto(base + path, wait_until="load")
+    box = page.locator("input.md-search__input")
+    box.click()
+    count = "document.querySelectorAll('.md-search-result__list a').length"
+    found = {}
+    for query in queries:
+        box.fill("")
+        box.dispatch_event("keyup")  # Material searches on keyup; fill() sends input events only
+        page.wait_for_function(f"() => {count} === 0")
+        box.fill(query)
+        box.dispatch_event("keyup")
+        try:
+            page.wait_for_function(f"() => {count} > 0")
+        except PlaywrightTimeout:
+            found[query] = []
+            continue
+        found[query] = page.evaluate("() => [...document.querySelectorAll('.md-search-result__list a')].map(a => a.href)")
+    page.close()
+    return found
+
+
+WORKERS = 2  # Chromiums side by side, each with its own clipboard
+
+
+def _worker(url: str, paths: list[str], searches: dict[str, list[str]], visits: dict, found: dict, on_blocks) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:  # one per thread: the sync API is not thread-safe
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        context.set_default_timeout(TIMEOUT_MS)
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
+        for path in paths:  # English paths; each visit covers the Chinese twin too
+            english, chinese = _visit_pair(context, url, path)
+            visits[path], visits["zh/" + path] = english, chinese
+            if on_blocks is not None:
+                on_blocks(english.blocks + chinese.blocks)
+        for path, queries in searches.items():
+            found[path] = _search(context, url, path, queries)
+        browser.close()
+
+
+def browse(site: Path, paths: list[str], searches: dict[str, list[str]], port: int = 0, on_blocks=None):
+    """Visit each English page path (relative to the site root) and its Chinese twin at zh/<path>,
+    then type each query into the search box of its page ({page path: [queries]}).
+    on_blocks(blocks) is called with each pair's code blocks as soon as they are recorded, from
+    the workers' threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = Server(site, port)
+    visits: dict = {}
+    found: dict = {}
+    try:
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            shares = [paths[i::WORKERS] for i in range(WORKERS)]
+            jobs = [
+                pool.submit(_worker, server.url, share, searches if i == WORKERS - 1 else {}, visits, found, on_blocks)
+                for i, share in enumerate(shares)
+            ]
+            for job in jobs:
+                job.result()
+    finally:
+        server.close()
+    return server.url, visits, found
+
+
+def same_origin(url: str, base: str) -> bool:
+    return urlsplit(url).netloc == urlsplit(base).netloc or url.startswith(("data:", "blob:"))

@@ -1,0 +1,294 @@
+"""The built site in a real browser (Debian's Chromium, driven by Playwright), as a reader uses it.
+
+One background job (started by conftest.py once the strict build is done, so it runs while the
+examples run) visits every page of both languages through tests/browser.py, then runs every
+piece of code a copy button gave, through tests/run_copied.py. The tests below only read the
+records, one test per page and check.
+
+Without Chromium or Playwright these tests are skipped with the reason, unless
+GUIDE_REQUIRE_BROWSER=1 (set by .ci/run), where a missing browser fails them.
+"""
+
+from __future__ import annotations
+
+import doctest
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.browser import browse, missing_browser, same_origin
+from tests.pages import Source, pages, site_path
+from tests.test_site import BUILD_TIMES, REPOSITORY, SITE_URL, builds  # noqa: F401  (builds: the session's strict build)
+from tools.snippets import DOCS, FLAGS, ROOT
+
+pytestmark = pytest.mark.browser
+
+ENGLISH = [page for page in pages() if not page.is_zh]
+EVERY = [page for page in pages()]
+# The interface strings each language's pages must show (Material's own translations).
+STRINGS = {
+    "en": {"search": "Search", "copy": "Copy to clipboard", "toc": "Table of contents"},
+    "zh": {"search": "搜索", "copy": "复制", "toc": "目录"},
+}
+CHINESE_QUERIES = ["梯度", "钩子", "叶子"]
+RUNNABLE = {"pycon", "python"}
+
+
+def url_path(page: Source) -> str:
+    """Where a page is served, relative to the site root: '', 'pitfalls/', 'zh/pitfalls/'."""
+    built = site_path(page, Path("/site"))
+    rel = built.parent.relative_to("/site").as_posix()
+    return "" if rel == "." else rel + "/"
+
+
+def pitfall_messages(page: Source) -> list[tuple[str, str]]:
+    """(anchor, first quoted message) for each pitfall heading that quotes an error."""
+    found = []
+    for heading, anchor in page.headings():
+        quoted = re.match(r'## "([^"]+)"', heading)
+        if quoted and anchor:
+            found.append((anchor, quoted.group(1)))
+    return found
+
+
+PITFALLS = {lang: Source(DOCS / name) for lang, name in (("en", "pitfalls.md"), ("zh", "pitfalls.zh.md"))}
+ERROR_SEARCHES = [
+    (lang, anchor, message) for lang, page in PITFALLS.items() for anchor, message in pitfall_messages(page)
+]
+SEARCHES = {
+    "": [message for lang, _, message in ERROR_SEARCHES if lang == "en"],
+    "zh/": CHINESE_QUERIES + [message for lang, _, message in ERROR_SEARCHES if lang == "zh"],
+}
+
+_JOB: dict[str, Future] = {}
+
+
+def start_browser(site: Path, build: Future) -> None:
+    """Start the browser job in a thread: wait for the build, browse the site; the copied code runs
+    in a second process while the browsing goes on."""
+    if _JOB or missing_browser():
+        return
+    result: Future = Future()
+    _JOB["browse"] = result
+
+    def job() -> None:
+        try:
+            if build.result().returncode != 0:
+                raise RuntimeError("the strict build failed: see tests/test_site.py")
+            port = urlsplit(SITE_URL).port  # the address the site was built for
+            started = time.perf_counter()
+            with CopiedRunner() as runner:
+                base, visits, searches = browse(
+                    site, [url_path(page) for page in ENGLISH], SEARCHES, port, on_blocks=runner.submit,
+                )
+                BUILD_TIMES["browser: every page of both languages, searches"] = time.perf_counter() - started
+                ran = runner.results()
+            BUILD_TIMES["browser: ... and the copied code run (overlapping)"] = time.perf_counter() - started
+            result.set_result((base, visits, searches, ran))
+        except BaseException as error:  # reported by every test that reads the records
+            result.set_exception(error)
+
+    threading.Thread(target=job, daemon=True, name="browser").start()
+
+
+class CopiedRunner:
+    """tests/run_copied.py in a second process, fed each distinct piece of Python a copy button
+    gave as soon as the browser has it; results() waits for the last: {(language, text): result}."""
+
+    def __enter__(self) -> "CopiedRunner":
+        self.folder = tempfile.TemporaryDirectory(prefix="guide-copied-")
+        self.target = Path(self.folder.name) / "results.jsonl"
+        self.jobs: list[tuple[str, str]] = []
+        self.lock = threading.Lock()
+        self.log = Path(self.folder.name) / "stderr.txt"  # a file: a full pipe would block the runs
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "tests.run_copied", str(self.target)], cwd=ROOT, text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=log,
+            )
+        return self
+
+    def submit(self, blocks) -> None:
+        with self.lock:  # called from the browser's worker threads
+            self._submit(blocks)
+
+    def _submit(self, blocks) -> None:
+        for block in blocks:
+            job = (block.language, block.copied)
+            if block.language in RUNNABLE and job not in self.jobs:
+                self.jobs.append(job)
+                self.process.stdin.write(json.dumps({"language": job[0], "text": job[1]}) + "\n")
+                self.process.stdin.flush()
+
+    def results(self) -> dict[tuple[str, str], dict]:
+        self.process.stdin.close()
+        if self.process.wait(timeout=600) != 0:
+            raise RuntimeError(f"tests/run_copied.py failed:\n{self.log.read_text()[-3000:]}")
+        lines = self.target.read_text(encoding="utf-8").splitlines()
+        return dict(zip(self.jobs, map(json.loads, lines)))
+
+    def __exit__(self, *exc) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.folder.cleanup()
+
+
+@pytest.fixture(scope="session")
+def browsed(builds):
+    reason = missing_browser()
+    if reason:
+        if os.environ.get("GUIDE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"GUIDE_REQUIRE_BROWSER=1 and {reason}")
+        pytest.skip(reason)
+    site, build = builds["site"]
+    if not _JOB:  # run alone (conftest.py starts it earlier in a full run)
+        done: Future = Future()
+        done.set_result(build)
+        start_browser(site, done)
+    return _JOB["browse"].result(timeout=900)
+
+
+@pytest.fixture
+def visit(browsed, page):
+    base, visits, _, _ = browsed
+    path = url_path(page)
+    assert path in visits, f"{page.rel}: the browser did not visit {base}{path}"
+    return visits[path]
+
+
+each_page = pytest.mark.parametrize("page", EVERY, ids=[p.rel for p in EVERY])
+
+
+# --- Copy ---------------------------------------------------------------------------------------
+
+@each_page
+def test_copy_buttons_copy_the_code_without_prompts_or_output(visit, page):
+    for index, block in enumerate(visit.blocks):
+        where = f"{page.rel}: code block {index + 1} ({block.language} {block.title})"
+        assert block.copied.strip(), f"{where}: the copy button put nothing on the clipboard"
+        assert block.copied.rstrip() == block.shown_code.rstrip(), (
+            f"{where}: the clipboard holds something other than the code the page shows:\n"
+            f"--- copied ---\n{block.copied}\n--- shown ---\n{block.shown_code}"
+        )
+        if block.language == "pycon":
+            assert not re.search(r"^(>>>|\.\.\.) ", block.copied, re.MULTILINE), f"{where}: prompts were copied"
+
+
+@each_page
+def test_copied_code_runs_and_prints_what_the_page_shows(browsed, visit, page):
+    ran = browsed[3]
+    blocks = [b for b in visit.blocks if b.language in RUNNABLE]
+    checker = doctest.OutputChecker()
+    for index, block in enumerate(blocks):
+        where = f"{page.rel}: the copied {block.title or block.language} (block {index + 1})"
+        result = ran[(block.language, block.copied)]
+        assert result["ok"], f"{where} fails when run as a script:\n{result['error']}"
+        shown = block.shown_output
+        if block.language == "pycon":
+            matches = checker.check_output(shown, result["stdout"], FLAGS)
+        else:
+            matches = result["stdout"].rstrip() == shown.rstrip()
+        assert matches, f"{where} prints something else:\n--- page ---\n{shown}--- printed ---\n{result['stdout']}"
+
+
+@pytest.mark.parametrize("page", [p for p in EVERY if p.is_zh], ids=[p.rel for p in EVERY if p.is_zh])
+def test_chinese_page_gives_the_same_code_as_the_english_one(browsed, page):
+    visits = browsed[1]
+    chinese, english = visits[url_path(page)], visits[url_path(Source(page.twin))]
+    assert [b.copied for b in chinese.blocks] == [b.copied for b in english.blocks], (
+        f"{page.rel}: its copy buttons give other code than {Source(page.twin).rel}'s"
+    )
+
+
+# --- Offline, errors, colours ---------------------------------------------------------------------
+
+@each_page
+def test_no_request_leaves_the_local_server(browsed, visit, page):
+    base = browsed[0]
+    outside = [url for url in visit.requests if not same_origin(url, base)]
+    assert not outside, f"{page.rel}: requests to other hosts: {outside}"
+    assert not visit.failed, f"{page.rel}: failed requests: {visit.failed}"
+
+
+@each_page
+def test_no_console_errors(visit, page):
+    assert not visit.console, f"{page.rel}: console errors: {visit.console}"
+
+
+@each_page
+def test_colour_toggle_switches_between_light_and_dark(visit, page):
+    assert set(visit.schemes) == {"default", "slate"}, f"{page.rel}: the toggle went {visit.schemes}"
+
+
+# --- Language ---------------------------------------------------------------------------------------
+
+@each_page
+def test_language_switcher_leads_to_the_same_page_in_the_other_language(browsed, visit, page):
+    base = browsed[0]
+    expected = base + url_path(Source(page.twin))
+    assert visit.switched_to == expected, f"{page.rel}: the switcher led to {visit.switched_to}, not {expected}"
+
+
+@each_page
+def test_interface_is_in_the_page_language(visit, page):
+    lang = "zh" if page.is_zh else "en"
+    assert visit.lang == lang, f"{page.rel}: <html lang={visit.lang!r}>"
+    expected = dict(STRINGS[lang])
+    if not visit.blocks:
+        expected.pop("copy")
+        visit.strings.pop("copy", None)
+    if not visit.strings.get("toc"):  # a page with no headings has no table of contents
+        expected.pop("toc")
+        visit.strings.pop("toc", None)
+    assert visit.strings == expected, f"{page.rel}: interface strings {visit.strings}, expected {expected}"
+
+
+# --- Notebooks ------------------------------------------------------------------------------------
+
+NOTEBOOKS = [p for p in EVERY if p.path.suffix == ".ipynb"]
+
+
+@pytest.mark.parametrize("page", NOTEBOOKS, ids=[p.rel for p in NOTEBOOKS])
+def test_notebook_downloads_in_the_page_language_and_opens_in_colab(visit, page):
+    assert visit.notebook, f"{page.rel}: the download button gave nothing"
+    downloaded = json.loads(visit.notebook)
+    assert downloaded == json.loads(page.path.read_text(encoding="utf-8")), (
+        f"{page.rel}: the download ({visit.notebook_url}) is not this notebook"
+    )
+    source = page.path.relative_to(ROOT).as_posix()
+    expected = f"https://colab.research.google.com/github/{REPOSITORY}/blob/main/{source}"
+    assert visit.colab_url == expected, f"{page.rel}: Colab link {visit.colab_url!r}, expected {expected!r}"
+
+
+# --- Search ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query", CHINESE_QUERIES)
+def test_chinese_word_finds_chinese_pages(browsed, query):
+    base, _, searches, _ = browsed
+    links = searches["zh/"][query]
+    assert links, f"searching {query!r} on the Chinese site found nothing"
+    english = [link for link in links if not link.startswith(base + "zh/")]
+    assert not english, f"searching {query!r} on the Chinese site found English pages: {english}"
+
+
+@pytest.mark.parametrize("lang, anchor, message", ERROR_SEARCHES,
+                         ids=[f"{lang}-{anchor}" for lang, anchor, _ in ERROR_SEARCHES])
+def test_pasted_error_message_finds_its_pitfall(browsed, lang, anchor, message):
+    base, _, searches, _ = browsed
+    prefix = "zh/" if lang == "zh" else ""
+    links = searches[prefix][message][:5]
+    wanted = base + prefix + "pitfalls/"
+    assert any(link.startswith(wanted) and link.endswith("#" + anchor) for link in links), (
+        f"{PITFALLS[lang].rel}: searching the message of #{anchor} shows, first: {links}"
+    )
+
