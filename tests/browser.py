@@ -146,6 +146,14 @@ def _switch_language(page, lang: str) -> None:
         page.locator(f"a.md-select__link[hreflang={lang}]").click()
 
 
+def _failed(visit: Visit, request) -> None:
+    """A request that got no response. Those cut short because the test moved on to the next
+    page (net::ERR_ABORTED: the search worker may still be loading its scripts) are not the
+    site's fault; a refused or unresolvable address is."""
+    if "ERR_ABORTED" not in (request.failure or ""):
+        visit.failed.append(f"failed ({request.failure}) {request.url}")
+
+
 def _visit_pair(context, base: str, path: str) -> tuple[Visit, Visit]:
     """An English page, then its Chinese twin reached through the switcher, then back.
 
@@ -156,7 +164,7 @@ def _visit_pair(context, base: str, path: str) -> tuple[Visit, Visit]:
     current = [english]
     page = context.new_page()
     page.on("request", lambda request: current[0].requests.append(request.url))
-    page.on("requestfailed", lambda request: current[0].failed.append(f"failed {request.url}"))
+    page.on("requestfailed", lambda request: _failed(current[0], request))
     page.on("response", lambda r: r.status >= 400 and current[0].failed.append(f"{r.status} {r.url}"))
     page.on("console", lambda message: message.type == "error" and current[0].console.append(message.text))
     page.on("pageerror", lambda error: current[0].console.append(f"uncaught: {error}"))
