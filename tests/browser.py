@@ -65,7 +65,20 @@ class Visit:
 
 
 # Collected in the page: the blocks with a copy button, in the order of their buttons.
-_BLOCKS_JS = """() => [...document.querySelectorAll('button[data-md-type="copy"]')].map(button => {
+# The copy buttons a reader sees: Material's on code blocks, and the clipboard-copy elements
+# mkdocs-jupyter puts on notebook cells ("cell": code that runs as it is, output under the cell).
+_BUTTONS = 'button[data-md-type="copy"], clipboard-copy[for]'
+
+# Collected in the page: the blocks with a copy button, in the order of their buttons.
+_BLOCKS_JS = """() => [...document.querySelectorAll('BUTTONS')].map(button => {
+  if (button.matches('clipboard-copy')) {
+    const cell = button.closest('.jp-Cell');
+    return {
+      language: 'cell', title: button.getAttribute('for'),
+      shown_code: document.getElementById(button.getAttribute('for')).textContent,
+      shown_output: [...cell.querySelectorAll('.jp-OutputArea-output pre')].map(pre => pre.textContent).join(''),
+    };
+  }
   const pre = button.closest('pre');
   const box = pre.closest('.highlight') || pre.parentElement;
   const language = ([...box.classList].find(c => c.startsWith('language-')) || '').slice(9);
@@ -89,25 +102,26 @@ _BLOCKS_JS = """() => [...document.querySelectorAll('button[data-md-type="copy"]
     shown_code: lines.filter(line => !isOutput(line)).map(strip).join(''),
     shown_output: output,
   };
-})"""
+})""".replace("BUTTONS", _BUTTONS)
 
 
 _STRINGS_JS = """() => ({
   search: (document.querySelector('input.md-search__input') || {}).placeholder || '',
-  copy: (document.querySelector('button[data-md-type="copy"]') || {title: ''}).title,
+  copy: (document.querySelector('button[data-md-type="copy"]') || {title: ''}).title
+    || ((document.querySelector('clipboard-copy') || {getAttribute: () => ''}).getAttribute('aria-label') || ''),
   toc: (document.querySelector('.md-nav--secondary > label') || {textContent: ''}).textContent.trim(),
 })"""
 
 # Each copy button clicked in turn; what it put on the clipboard, read back.
 _COPY_JS = """async () => {
   const copied = [];
-  for (const button of document.querySelectorAll('button[data-md-type="copy"]')) {
+  for (const button of document.querySelectorAll('BUTTONS')) {
     await navigator.clipboard.writeText('');
     button.click();
     copied.push(await navigator.clipboard.readText());
   }
   return copied;
-}"""
+}""".replace("BUTTONS", _BUTTONS)
 
 
 # The toggle a reader sees: the label of the palette form that is displayed.
@@ -120,6 +134,8 @@ def _record(page, visit: Visit) -> None:
     visit.lang = page.evaluate("document.documentElement.lang")
     if page.locator("pre > code").count():
         page.locator('button[data-md-type="copy"]').first.wait_for(state="attached")  # added after load
+    page.wait_for_function("() => customElements.get('clipboard-copy') !== undefined"
+                           " || !document.querySelector('clipboard-copy')")
     visit.blocks = [Block(**block) for block in page.evaluate(_BLOCKS_JS)]
     for block, copied in zip(visit.blocks, page.evaluate(_COPY_JS)):
         block.copied = copied

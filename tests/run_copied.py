@@ -2,9 +2,9 @@
 
     python -m tests.run_copied results.jsonl < jobs.jsonl
 
-Input, one JSON object a line, as the browser finds them: {"language": "pycon" | "python",
-"text": ...}. Each runs as it arrives (so the runs overlap the browsing):
-- pycon: as a script in a fresh module of this one process (torch is imported once), with
+Input, one JSON object a line, as the browser finds them: {"language": "pycon" | "cell" |
+"python", "text": ...}. Each runs as it arrives (so the runs overlap the browsing):
+- pycon, cell (a notebook cell): as a script in a fresh module of this one process (torch is imported once), with
   Dynamo's caches reset first, as in a new process;
 - python (the script snippets, which start processes of their own): written to a file in an empty
   folder and run there with `python <file>`, as tools.snippets.run_script runs the snippets.
@@ -46,7 +46,7 @@ def main() -> None:
     with open(sys.argv[1], "w", encoding="utf-8") as results:
         for index, line in enumerate(sys.stdin):
             job = json.loads(line)
-            result = run_pycon(job["text"], index) if job["language"] == "pycon" else run_python(job["text"])
+            result = run_python(job["text"]) if job["language"] == "python" else run_pycon(job["text"], index)
             results.write(json.dumps(result) + "\n")
             results.flush()
 

@@ -41,7 +41,7 @@ STRINGS = {
     "zh": {"search": "搜索", "copy": "复制", "toc": "目录"},
 }
 CHINESE_QUERIES = ["梯度", "钩子", "叶子"]
-RUNNABLE = {"pycon", "python"}
+RUNNABLE = {"pycon", "python", "cell"}  # cell: a notebook cell
 
 
 def url_path(page: Source) -> str:

@@ -16,7 +16,8 @@
    Each language root gets an index of its own pages, and its pages look for it there.
 6. nbconvert inlines JupyterLab's whole stylesheet (570 KB) into each notebook page: trimmed to
    the rules the page uses (tools/notebook_css.py).
-7. Material's search dialog has no accessible name: it gets one, in the page's language.
+7. Material's search dialog has no accessible name: it gets one, in the page's language; the
+   notebook cells' copy buttons get their label in the page's language too.
 8. pycon lines of printed output get the class the copy button's CSS hides them by.
 """
 
@@ -95,6 +96,7 @@ _HEAD_ALTERNATE = re.compile(r'<link rel="alternate" href="[^"]*" hreflang="(?P<
 _OUTPUT_LINE = re.compile(r'(<span id="__span-\d+-\d+")(><span class="g[otr]">)')
 _SEARCH_DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 _SEARCH_LABEL = {"en": "Search", "zh": "搜索"}
+_COPY_LABEL = {"en": "Copy to clipboard", "zh": "复制"}  # Material's own words for its copy button
 
 
 def _language_root(config, lang: str) -> str:
@@ -109,8 +111,10 @@ def on_post_page(output, page, config):
     # pycon lines of printed output, marked for docs/assets/copy.css (cheaper than :has())
     output = _OUTPUT_LINE.sub(r'\1 class="pycon-output"\2', output)
     # Material's search dialog has no accessible name (Lighthouse, axe: aria-dialog-name)
-    label = _SEARCH_LABEL.get(getattr(page.file, "locale", None) or "en", "Search")
-    output = output.replace(_SEARCH_DIALOG, _SEARCH_DIALOG[:-1] + f' aria-label="{label}">', 1)
+    lang = getattr(page.file, "locale", None) or "en"
+    output = output.replace(_SEARCH_DIALOG, _SEARCH_DIALOG[:-1] + f' aria-label="{_SEARCH_LABEL[lang]}">', 1)
+    # mkdocs-jupyter's copy buttons on notebook cells say "Copy to Clipboard" in every language
+    output = output.replace('aria-label="Copy to Clipboard"', f'aria-label="{_COPY_LABEL[lang]}"')
     head, sep, body = output.partition("</head>")
     head = _HEAD_ALTERNATE.sub(
         lambda m: f'<link rel="alternate" href="{_language_root(config, m["lang"])}" hreflang="{m["lang"]}">', head
