@@ -1,13 +1,15 @@
 """Lighthouse scores of the built site: performance, accessibility, best practices, SEO.
 
     make lighthouse                                  # build, serve on 127.0.0.1, score, report
-    python -m tools.lighthouse --site site           # score an existing build (built for its URL)
+    python -m tools.lighthouse --runs 1              # one run per page instead of the median of 3
+    python -m tools.lighthouse --site site --port 8000  # score a build made for that address
 
 Lighthouse (npm, version pinned below, run with npx) drives Debian's Chromium with its default
 mobile profile (emulated phone, simulated slow 4G and 4x CPU slowdown). The pages: the home page, a
 technique page and the notebook page, in both languages. Scores go to stdout and to
-build/lighthouse/scores.md, the full reports to build/lighthouse/*.json. Scores are reported,
-never asserted: they vary a little from run to run and with the machine.
+build/lighthouse/scores.md, the full reports to build/lighthouse/*.json. Each score is the median
+of --runs runs (3 by default; Lighthouse's performance score moves by several points from run to
+run). Scores are reported, never asserted: they also vary with the machine.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,6 +72,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, help="an existing build (else: build one for the server)")
     parser.add_argument("--port", type=int, help="the port the existing build was built for")
+    parser.add_argument("--runs", type=int, default=3, help="runs per page; the median is reported")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="guide-lighthouse-") as folder:
@@ -84,12 +88,15 @@ def main() -> None:
                 for name, path in PAGES.items():
                     page = ("zh/" if lang == "zh" else "") + path
                     report = OUT / f"{lang}-{name}.json"
-                    scores = score(server.url + page, report)
+                    runs = [score(server.url + page, report) for _ in range(args.runs)]
+                    scores = {c: statistics.median(run[c] for run in runs) for c in CATEGORIES}
                     rows.append(f"| {lang} | {name} | /{page} | " + " | ".join(str(scores[c]) for c in CATEGORIES) + " |")
                     notes += [f"- {lang} {name}: {audit}" for audit in failing_audits(report)]
         finally:
             server.close()
     table = "\n".join([
+        f"Median of {args.runs} run(s) per page, Lighthouse {LIGHTHOUSE.split('@')[1]}, mobile profile.",
+        "",
         "| language | page | path | performance | accessibility | best practices | SEO |",
         "|---|---|---|---|---|---|---|",
         *rows,
