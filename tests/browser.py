@@ -1,15 +1,16 @@
 """A reader's browser on the built site: Debian's Chromium, driven by Playwright, on 127.0.0.1.
 
-`browse(site, pages, searches)` serves the built site on a free loopback port, opens every page
-once in one Chromium and records what a reader would meet there (tests/test_browser.py asserts
-on the records):
+`browse(site, pages, searches, port)` serves the built site on 127.0.0.1 (on the port it was built
+for), opens every page once in Chromium (two, side by side) and records what a reader would meet
+there (tests/test_browser.py asserts on the records):
 
 - every request the page made and every response of 400 or more, console errors, page errors;
 - for every code block with a copy button: its language, its title, the text the button put on
   the clipboard, and the output the page shows for it;
 - the colour scheme before and after a click on the light/dark toggle;
-- where a click on the other language in the language switcher leads, and the interface
-  strings of the page it leads to.
+- where a click on the other language in the language switcher leads, both ways, and the page's
+  interface strings;
+- on notebook pages, the downloaded notebook and the Colab link.
 
 It then types each search into the search box of a page and records the result links.
 Chromium is started with the flags that keep it from calling home (there is no network here).
