@@ -176,14 +176,13 @@ def on_post_build(config):
         root = _language_root(config, lang)
         entries = [e for e in _URL_ENTRY.findall(text) if f"<loc>{root}" in e]
         (site / lang / "sitemap.xml").write_text(head + "".join(entries) + "\n</urlset>\n", encoding="utf-8")
-        mine = [d for d in docs if d["location"].startswith(f"{lang}/")]
-        (site / lang / "search").mkdir(exist_ok=True)
-        (site / lang / "search" / "search_index.json").write_text(
-            json.dumps({**index, "docs": _titles_only(
-                [{**d, "location": d["location"][len(lang) + 1:]} for d in mine], "notebooks/")},
-                ensure_ascii=False, separators=(",", ":")),
-            encoding="utf-8",
-        )
-        docs = [d for d in docs if d not in mine]
-    index_path.write_text(json.dumps({**index, "docs": _titles_only(docs, "notebooks/")},
-                                     ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+        mine = [{**d, "location": d["location"][len(lang) + 1:]} for d in docs if d["location"].startswith(f"{lang}/")]
+        _write_index(site / lang / "search" / "search_index.json", index, mine)
+        docs = [d for d in docs if not d["location"].startswith(f"{lang}/")]
+    _write_index(index_path, index, docs)
+
+
+def _write_index(path: Path, index: dict, docs: list[dict]) -> None:
+    path.parent.mkdir(exist_ok=True)
+    text = json.dumps({**index, "docs": _titles_only(docs, "notebooks/")}, ensure_ascii=False, separators=(",", ":"))
+    path.write_text(text, encoding="utf-8")
