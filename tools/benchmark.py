@@ -512,7 +512,7 @@ FIGURE_TEXT = {
     "zh": {
         "title": "一步训练的 torch 内存：各方法对比",
         "peak": "步内峰值",
-        "held": "步后仍占用量",
+        "held": "留存内存",
         "axis": "MiB",
     },
 }
