@@ -8,10 +8,29 @@ export NO_MKDOCS_2_WARNING := 1
 
 .DEFAULT_GOAL := help
 
-$(BIN)/.installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+# A .venv that never finished installing is removed when venv or pip fails: nothing half-installed
+# stays behind. An existing .venv is kept (check-python has checked its Python).
+$(BIN)/.installed: requirements.txt | check-python
+	[ -e $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
+	$(BIN)/python -m pip install --quiet -r requirements.txt \
+	  || { [ -e $@ ] || rm -rf $(VENV); exit 1; }
 	touch $@
+
+# The Pythons the pins support: requires-python in pyproject.toml. Outside them pip's resolver fails
+# deep into `make install` without naming the cause, so this stops first, in one line: on .venv's
+# Python when .venv exists, else on $(PYTHON), which is about to create it.
+REQUIRES_PYTHON = $(shell sed -n 's/^requires-python *= *"\(.*\)"/\1/p' pyproject.toml)
+GOAL = $(or $(firstword $(MAKECMDGOALS)),install)
+.PHONY: check-python
+check-python:
+	@if [ -e $(BIN)/python ] || [ -L $(BIN)/python ]; then \
+	  py=$(BIN)/python; fix="rm -rf $(VENV), then pick"; else py="$(PYTHON)"; fix=pick; fi; \
+	if ! err=$$($$py -c "" 2>&1); then \
+	  echo "$$py does not run here ($$(printf '%s\n' "$$err" | head -n 1)), but the guide needs\
+	 Python $(REQUIRES_PYTHON) (requires-python in pyproject.toml): $$fix one that runs:\
+	 make $(GOAL) PYTHON=<a Python in that range>" >&2; exit 1; fi; \
+	if [ "$$py" = $(BIN)/python ]; then $$py tools/check_python.py --venv $(VENV) --goal $(GOAL); \
+	else $$py tools/check_python.py --name "$$py" --goal $(GOAL); fi
 
 # TensorFlow and JAX, for the comparison page's examples: the tests need them, the site does not.
 $(BIN)/.installed-frameworks: $(BIN)/.installed requirements-frameworks.txt
@@ -20,7 +39,7 @@ $(BIN)/.installed-frameworks: $(BIN)/.installed requirements-frameworks.txt
 
 .PHONY: help
 help:  ## List the tasks
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-19s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-19s %s\n", $$1, $$2}'
 
 .PHONY: install
 install: $(BIN)/.installed  ## Create .venv with the pinned requirements
@@ -40,6 +59,13 @@ $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 matrix: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on every tracked torch version (nox + uv, about 3 GB each)
 	-$(BIN)/nox
 	$(BIN)/python -m tools.compat
+
+# Python 3.13, the newest requires-python allows; the pins as they are. Not part of `make matrix`.
+# PY313 names the interpreter when `python3.13` on PATH is not one (a pyenv shim, say).
+PY313 ?= python3.13
+.PHONY: test-py313
+test-py313: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on Python 3.13 (nox + uv, about 3 GB, deleted after)
+	$(BIN)/nox -s doctests_py313 --force-python $(PY313)
 
 .PHONY: system-packages
 system-packages:  ## Install the Debian packages the tests need, if missing (g++)

@@ -3,6 +3,7 @@
     make matrix                                  # every version, one after the other
     .venv/bin/nox -s "doctests(torch='2.6.0')"   # one version
     NOX_KEEP=1 make matrix                       # keep each version's venv and uv cache
+    make test-py313                              # the pins on Python 3.13 (not part of the matrix)
 
 Each version gets a fresh uv venv with the project's pinned requirements, torch overridden. The
 pinned 2.13.0 runs as its CPU build; the others as the CUDA builds on PyPI (about 3 GB each: no
@@ -12,6 +13,11 @@ venv and uv cache are deleted after its run unless NOX_KEEP=1, so the disk holds
 Results go to build/matrix/<version>.xml (JUnit); `python -m tools.compat` turns them into the
 compatibility page's data file. A failing example fails its session, and nox goes on with the
 next version.
+
+doctests_py313 runs the same doc-tests with the pins unchanged on Python 3.13, the newest that
+requires-python (pyproject.toml) allows; the matrix and CI use Python 3.11. The local CPU build of
+torch is for 3.11 only, so here it installs the CUDA build from PyPI (about 3 GB, deleted after).
+Its results go to build/python/3.13.xml, apart from the matrix's: tools.compat reads build/matrix.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import nox
 
 ROOT = Path(__file__).parent
 RESULTS = ROOT / "build" / "matrix"
+PYTHON_RESULTS = ROOT / "build" / "python"
 
 # The reference first, then newer and older releases. "+cpu": the local CPU build of the pin.
 TORCH_VERSIONS = ["2.13.0+cpu", "2.14.1", "2.15.0", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
@@ -52,9 +59,9 @@ def _pip_find_links() -> str | None:
     return found or None
 
 
-@nox.session(python="3.11")
-@nox.parametrize("torch", TORCH_VERSIONS)
-def doctests(session: nox.Session, torch: str) -> None:
+def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -> None:
+    """Install the pinned requirements (torch overridden when given) into the session's fresh uv
+    venv and run DOCTESTS, writing JUnit to `junit`; then delete the venv and the uv cache."""
     keep = os.environ.get("NOX_KEEP") == "1"
     cache = Path(tempfile.mkdtemp(prefix="uv-cache-")) if not keep else ROOT / "build" / "uv-cache"
     session.env["UV_CACHE_DIR"] = str(cache)
@@ -62,18 +69,38 @@ def doctests(session: nox.Session, torch: str) -> None:
     links = _pip_find_links()
     if links:
         session.env["UV_FIND_LINKS"] = links
-    overrides = Path(session.create_tmp()) / "overrides.txt"
-    overrides.write_text(f"torch=={torch}\n")
+    override = []
+    if torch:
+        overrides = Path(session.create_tmp()) / "overrides.txt"
+        overrides.write_text(f"torch=={torch}\n")
+        override = ["--override", str(overrides)]
     try:
-        session.install("-r", "requirements-frameworks.txt", "--override", str(overrides))
-        session.run("python", "-c", "import torch; print('torch', torch.__version__)")
-        RESULTS.mkdir(parents=True, exist_ok=True)
+        # `make install`'s check: outside requires-python, one line before 3 GB are installed.
+        session.run("python", str(ROOT / "tools" / "check_python.py"),
+                    "--name", f"nox's python{session.python}",
+                    "--advice", f"put one in that range on PATH as python{session.python}")
+        session.install("-r", "requirements-frameworks.txt", *override)
+        session.run("python", "-c", "import sys, torch; print('Python', sys.version.split()[0], "
+                    "'torch', torch.__version__)")
+        junit.parent.mkdir(parents=True, exist_ok=True)
         session.run(
             "python", "-m", "pytest", *DOCTESTS, "-q", "-p", "no:cacheprovider",
-            f"--junitxml={RESULTS / (torch + '.xml')}",
+            f"--junitxml={junit}",
             env={"NO_MKDOCS_2_WARNING": "1"},
         )
     finally:
         if not keep:
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(session.virtualenv.location, ignore_errors=True)
+
+
+@nox.session(python="3.11")
+@nox.parametrize("torch", TORCH_VERSIONS)
+def doctests(session: nox.Session, torch: str) -> None:
+    _run_doctests(session, RESULTS / f"{torch}.xml", torch)
+
+
+# Not in nox.options.sessions: `make matrix` stays the torch matrix; `make test-py313` runs this.
+@nox.session(python="3.13")
+def doctests_py313(session: nox.Session) -> None:
+    _run_doctests(session, PYTHON_RESULTS / "3.13.xml")
