@@ -20,7 +20,7 @@ def relations(results: dict, print_peak: bool = True) -> list[tuple[str, int, in
     """(statement, measured, expected) for every memory relation the cost page states.
 
     print_peak: printing formats the gradient with a few small temporaries; on the page's models
-    they stay under the peak, on tiny models they can raise it by a few hundred bytes.
+    they stay under the peak, on tiny models they can raise it by about 900 bytes (896 on the small MLP).
     """
     checks = []
     for model, info in results["models"].items():
