@@ -3,6 +3,7 @@ else agrees with it: the README, the check `make install` runs before it creates
 (tools/check_python.py), and the nox session on the newest Python allowed."""
 
 import ast
+import os
 import re
 import shutil
 import subprocess
@@ -86,8 +87,11 @@ def project(tmp_path):
 
 def _make_install(project, python):
     started = time.monotonic()
+    # as a reader's shell runs it: under `make test` the variables of the outer make would turn
+    # make's own closing line into "make[1]: ***"
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     result = subprocess.run(["make", "-s", "install", f"PYTHON={python}"], cwd=project,
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=60, env=env)
     return result, time.monotonic() - started
 
 
