@@ -8,11 +8,15 @@ export NO_MKDOCS_2_WARNING := 1
 
 .DEFAULT_GOAL := help
 
-# A .venv that never finished installing is removed when venv or pip fails: nothing half-installed
-# stays behind. An existing .venv is kept (check-python has checked its Python).
-$(BIN)/.installed: requirements.txt | check-python
+# pip installs uv into .venv, and uv everything else (requirements-installer.txt says why): torch
+# as PyPI serves it, from uv's cache after the first time.
+UV = $(BIN)/python -m uv pip install --quiet --python $(BIN)/python
+
+# A .venv that never finished installing is removed when venv, pip or uv fails: nothing
+# half-installed stays behind. An existing .venv is kept (check-python has checked its Python).
+$(BIN)/.installed: requirements.txt requirements-installer.txt | check-python
 	[ -e $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
-	$(BIN)/python -m pip install --quiet -r requirements.txt \
+	{ $(BIN)/python -m pip install --quiet -r requirements-installer.txt && $(UV) -r requirements.txt; } \
 	  || { [ -e $@ ] || rm -rf $(VENV); exit 1; }
 	touch $@
 
@@ -34,7 +38,14 @@ check-python:
 
 # TensorFlow and JAX, for the comparison page's examples: the tests need them, the site does not.
 $(BIN)/.installed-frameworks: $(BIN)/.installed requirements-frameworks.txt
-	$(BIN)/python -m pip install --quiet -r requirements-frameworks.txt
+	$(UV) -r requirements-frameworks.txt
+	touch $@
+
+# torchvision, transformers and captum, for the real-model pages: the tests need them, the site does
+# not. torch is reinstalled with them: a .venv made by an older Makefile may hold a CPU-only torch
+# build, which torchvision's wheel cannot load with.
+$(BIN)/.installed-models: $(BIN)/.installed requirements-models.txt
+	$(UV) --reinstall-package torch -r requirements-models.txt
 	touch $@
 
 .PHONY: help
@@ -51,8 +62,11 @@ serve: install  ## Build and serve both languages at http://127.0.0.1:8000/ (Chi
 .PHONY: install-frameworks
 install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
 
+.PHONY: install-models
+install-models: $(BIN)/.installed-models  ## Add torchvision, transformers and captum to .venv (about 100 MB)
+
 $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
-	$(BIN)/python -m pip install --quiet -r requirements-matrix.txt
+	$(UV) -r requirements-matrix.txt
 	touch $@
 
 .PHONY: matrix
@@ -72,11 +86,11 @@ system-packages:  ## Install the Debian packages the tests need, if missing (g++
 	@.ci/system-packages
 
 .PHONY: test
-test: install-frameworks system-packages  ## Run every test: snippets, pages, strict build, browser (what CI runs)
+test: install-frameworks install-models system-packages  ## Run every test: snippets, pages, strict build, browser (what CI runs)
 	$(BIN)/python -m pytest
 
 .PHONY: test-docs
-test-docs: install-frameworks system-packages  ## Every test but the browser's: the quick loop while writing
+test-docs: install-frameworks install-models system-packages  ## Every test but the browser's: the quick loop while writing
 	$(BIN)/python -m pytest -m "not browser"
 
 .PHONY: lighthouse
@@ -92,7 +106,7 @@ build: install  ## Build the site into site/ with --strict
 	$(BIN)/mkdocs build --strict
 
 .PHONY: outputs
-outputs: install-frameworks  ## Rewrite the snippets' expected outputs from a real run; review with git diff
+outputs: install-frameworks install-models  ## Rewrite the snippets' expected outputs from a real run; review with git diff
 	$(BIN)/python -m tools.refresh_outputs
 
 .PHONY: benchmark

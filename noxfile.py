@@ -5,18 +5,19 @@
     NOX_KEEP=1 make matrix                       # keep each version's venv and uv cache
     make test-py313                              # the pins on Python 3.13 (not part of the matrix)
 
-Each version gets a fresh uv venv with the project's pinned requirements, torch overridden. The
-pinned 2.13.0 runs as its CPU build; the others as the CUDA builds on PyPI (about 3 GB each: no
-other CPU build is reachable from here), which run fine on a machine without a GPU. A version's
-venv and uv cache are deleted after its run unless NOX_KEEP=1, so the disk holds one at a time.
+Each version gets a fresh uv venv with the project's pinned requirements, torch and torchvision
+overridden. Every version, the pinned 2.13.0 too, runs as the build PyPI serves (the CUDA builds,
+about 3 GB each), which run fine on a machine without a GPU: `make install` installs the same
+build of the pin. A version's venv and uv cache are deleted after its run unless NOX_KEEP=1, so
+the disk holds one at a time.
 
 Results go to build/matrix/<version>.xml (JUnit); `python -m tools.compat` turns them into the
 compatibility page's data file. A failing example fails its session, and nox goes on with the
 next version.
 
 doctests_py313 runs the same doc-tests with the pins unchanged on Python 3.13, the newest that
-requires-python (pyproject.toml) allows; the matrix and CI use Python 3.11. The local CPU build of
-torch is for 3.11 only, so here it installs the CUDA build from PyPI (about 3 GB, deleted after).
+requires-python (pyproject.toml) allows; the matrix and CI use Python 3.11 (about 3 GB, deleted
+after).
 Its results go to build/python/3.13.xml, apart from the matrix's: tools.compat reads build/matrix.
 """
 
@@ -24,8 +25,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -35,8 +34,14 @@ ROOT = Path(__file__).parent
 RESULTS = ROOT / "build" / "matrix"
 PYTHON_RESULTS = ROOT / "build" / "python"
 
-# The reference first, then newer and older releases. "+cpu": the local CPU build of the pin.
-TORCH_VERSIONS = ["2.13.0+cpu", "2.14.1", "2.15.0", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
+# The reference first, then newer and older releases.
+TORCH_VERSIONS = ["2.13.0", "2.14.1", "2.15.0", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
+
+# torchvision's release for each (its wheel pins torch, up to 0.28; 0.29 needs torch >= 2.14).
+TORCHVISION = {
+    "2.13.0": "0.28.0", "2.14.1": "0.29.2", "2.15.0": "0.29.2", "2.12.1": "0.27.1",
+    "2.11.0": "0.26.0", "2.9.1": "0.24.1", "2.6.0": "0.21.0", "2.4.1": "0.19.1",
+}
 
 # The doc-tests: every snippet and page example, the script snippets, the benchmark's relations.
 DOCTESTS = ["tests/test_examples.py", "tests/test_scripts.py", "tests/test_benchmark.py"]
@@ -46,18 +51,6 @@ nox.options.reuse_existing_virtualenvs = False
 nox.options.sessions = ["doctests"]
 
 
-def _pip_find_links() -> str | None:
-    """The find-links folder of this machine's pip configuration, if any: uv ignores pip.conf,
-    and the local CPU build of torch lives there."""
-    try:
-        found = subprocess.run(
-            [sys.executable, "-m", "pip", "config", "get", "global.find-links"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()
-    except OSError:
-        return None
-    return found or None
-
 
 def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -> None:
     """Install the pinned requirements (torch overridden when given) into the session's fresh uv
@@ -66,22 +59,19 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
     cache = Path(tempfile.mkdtemp(prefix="uv-cache-")) if not keep else ROOT / "build" / "uv-cache"
     session.env["UV_CACHE_DIR"] = str(cache)
     session.env["UV_LINK_MODE"] = "hardlink"  # cache and venvs share a filesystem: no copies
-    links = _pip_find_links()
-    if links:
-        session.env["UV_FIND_LINKS"] = links
     override = []
     if torch:
         overrides = Path(session.create_tmp()) / "overrides.txt"
-        overrides.write_text(f"torch=={torch}\n")
+        overrides.write_text(f"torch=={torch}\ntorchvision=={TORCHVISION[torch]}\n")
         override = ["--override", str(overrides)]
     try:
         # `make install`'s check: outside requires-python, one line before 3 GB are installed.
         session.run("python", str(ROOT / "tools" / "check_python.py"),
                     "--name", f"nox's python{session.python}",
                     "--advice", f"put one in that range on PATH as python{session.python}")
-        session.install("-r", "requirements-frameworks.txt", *override)
+        session.install("-r", "requirements-frameworks.txt", "-r", "requirements-models.txt", *override)
         session.run("python", "-c", "import sys, torch; print('Python', sys.version.split()[0], "
-                    "'torch', torch.__version__)")
+                    "'torch', torch.__version__, 'torchvision', __import__('torchvision').__version__)")
         junit.parent.mkdir(parents=True, exist_ok=True)
         session.run(
             "python", "-m", "pytest", *DOCTESTS, "-q", "-p", "no:cacheprovider",

@@ -5,6 +5,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tools import offline
+
+offline.install()  # an example that reaches for a model hub or the network fails, never skips
+
 _WORKDIR: list[Path] = []
 
 

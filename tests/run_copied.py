@@ -21,6 +21,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
+from tools import offline
 from tools.snippets import module_globals, run_as_script, run_script, script_output
 
 
@@ -43,6 +44,7 @@ def run_python(text: str) -> dict:
 
 
 def main() -> None:
+    offline.install()
     with open(sys.argv[1], "w", encoding="utf-8") as results:
         for index, line in enumerate(sys.stdin):
             job = json.loads(line)

@@ -16,7 +16,7 @@ GATES = version_gates()
 
 def test_there_are_results():
     assert DATA and DATA["versions"], "snippets/compatibility/results.json is missing: run `make matrix`"
-    assert DATA["versions"][0] == "2.13.0+cpu", "the pinned release must be in the results"
+    assert DATA["versions"][0] == "2.13.0", "the pinned release must be in the results"
 
 
 def test_the_data_covers_every_snippet():
@@ -27,7 +27,7 @@ def test_the_data_covers_every_snippet():
 
 
 def test_the_pinned_release_passes_everything():
-    run = DATA["runs"]["2.13.0+cpu"]
+    run = DATA["runs"]["2.13.0"]
     assert not run["failed"] and not run.get("gated"), run
 
 
@@ -42,7 +42,7 @@ def test_tables_are_drawn_from_the_data():
 def test_page_columns_are_the_measured_releases(page):
     text = (DOCS / page).read_text(encoding="utf-8")
     stored = DATA
-    for header in re.findall(r"^\s*\|[^|\n]+\|(?:[^|\n]+\|)? 2\.13\.0\+cpu \|.*$", text, re.MULTILINE):
+    for header in re.findall(r"^\s*\|[^|\n]+\|(?:[^|\n]+\|)? 2\.13\.0 \|.*$", text, re.MULTILINE):
         columns = [cell.strip() for cell in header.strip().strip("|").split("|")]
         releases = [c for c in columns if re.fullmatch(r"\d+\.\d+\.\d+(\+cpu)?", c)]
         assert releases == stored["versions"], f"docs/{page}: columns {releases} != results {stored['versions']}"

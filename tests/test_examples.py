@@ -54,6 +54,31 @@ def _examples():
                     yield pytest.param(example, id=f"{rel}:{example.line}")
 
 
+# Libraries outside requirements.txt, by the make target that installs them. A missing one fails
+# each example that imports it, naming the package and the target; it is never skipped.
+OPTIONAL = {
+    "tensorflow": "install-frameworks",
+    "jax": "install-frameworks",
+    "torchvision": "install-models",
+    "transformers": "install-models",
+    "captum": "install-models",
+}
+
+
+def evaluate(example) -> None:
+    try:
+        example.evaluate()
+    except ModuleNotFoundError as err:
+        package = (err.name or "").split(".")[0]
+        if package not in OPTIONAL:
+            raise
+        pytest.fail(
+            f"{Path(example.path).relative_to(ROOT)}:{example.line} imports {package}, which is not "
+            f"installed: run `make {OPTIONAL[package]}` (`make test` installs it)",
+            pytrace=False,
+        )
+
+
 GATES = version_gates()
 RELEASE = torch_release()
 EXAMPLES = list(_examples())
@@ -84,11 +109,26 @@ def test_example(example):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*" + re.escape(warning))  # matched from the start
             for each in examples:
-                each.evaluate()
+                evaluate(each)
         return
     for each in example if isinstance(example, list) else [example]:
-        each.evaluate()
+        evaluate(each)
 
 
 def test_examples_were_collected():
     assert len(EXAMPLES) > 0, "Sybil collected no example: check the parsers and paths"
+
+
+def test_a_missing_library_names_its_make_target(monkeypatch):
+    """An example whose library is not installed fails with the package and the make target."""
+    import sys
+
+    first = next(e for (e,) in (param.values for param in EXAMPLES) if not isinstance(e, (list, tuple))
+                 and "snippets/captum_" in str(e.path) and "from captum" in e.parsed.source)
+    for name in [n for n in sys.modules if n == "captum" or n.startswith("captum.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "captum", None)  # what an import then finds: not installed
+    with pytest.raises(pytest.fail.Exception) as failed:
+        evaluate(first)
+    assert "imports captum, which is not installed: run `make install-models`" in str(failed.value)
+    assert "snippets/captum_" in str(failed.value)

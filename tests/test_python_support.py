@@ -79,7 +79,8 @@ def _fake_python(folder, version):
 @pytest.fixture
 def project(tmp_path):
     """A copy of what `make install` reads before it installs anything."""
-    for name in ("Makefile", "pyproject.toml", "requirements.txt", "tools/check_python.py"):
+    for name in ("Makefile", "pyproject.toml", "requirements.txt", "requirements-installer.txt",
+                 "tools/check_python.py"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     return tmp_path

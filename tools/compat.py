@@ -24,7 +24,7 @@ OUT = SNIPPETS / "compatibility"
 DATA = OUT / "results.json"
 
 # The order of the page's columns: the reference, then newest to oldest.
-VERSIONS = ["2.13.0+cpu", "2.15.0", "2.14.1", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
+VERSIONS = ["2.13.0", "2.15.0", "2.14.1", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
 INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"/]+)"', re.MULTILINE)
 EXAMPLE = re.compile(r"\[(?P<file>(?:snippets|docs)/[^\]:\s]+)(?::(?P<line>\d+))?")
 

@@ -19,6 +19,7 @@ import argparse
 import re
 import sys
 
+from tools import offline
 from tools.snippets import (
     SNIPPETS, Snippet, load_all, module_globals, run_as_script, run_script, script_output,
     script_paths,
@@ -73,6 +74,7 @@ def refresh(snippet: Snippet) -> tuple[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    offline.install()  # as in the tests: a download fails the refresh instead of being recorded
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="snippet names (default: all)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")

@@ -1,0 +1,38 @@
+"""The real-model examples run offline (tools/offline.py): these tests show that a download fails
+loudly in the test process, and that no example asks for one."""
+
+import re
+
+import pytest
+
+from tools.snippets import SNIPPETS, Snippet
+
+# What fetches pretrained weights or files from a hub; the examples build their models instead.
+DOWNLOADS = re.compile(
+    r"from_pretrained\(|hf_hub_download|snapshot_download|load_state_dict_from_url|torch\.hub\.load"
+    r"|pretrained=True|weights=(?!None\b)"
+)
+
+
+def test_a_hub_download_fails():
+    from transformers import AutoConfig
+
+    with pytest.raises(OSError):
+        AutoConfig.from_pretrained("google-bert/bert-base-uncased")
+
+
+def test_a_torchvision_weights_download_fails():
+    from torchvision.models import resnet18
+
+    with pytest.raises(OSError, match="offline"):
+        resnet18(weights="DEFAULT")
+
+
+def test_no_example_downloads():
+    offenders = []
+    for path in sorted(SNIPPETS.glob("*.md")):
+        code = Snippet.load(path).script()
+        offenders += [f"{path.name}: {m.group(0)}" for m in DOWNLOADS.finditer(code)]
+    for path in sorted(SNIPPETS.glob("*.py")):
+        offenders += [f"{path.name}: {m.group(0)}" for m in DOWNLOADS.finditer(path.read_text())]
+    assert not offenders, f"examples must build their models offline: {offenders}"
