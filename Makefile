@@ -63,7 +63,7 @@ serve: install  ## Build and serve both languages at http://127.0.0.1:8000/ (Chi
 install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
 
 .PHONY: install-models
-install-models: $(BIN)/.installed-models  ## Add torchvision, transformers and captum to .venv (about 100 MB)
+install-models: $(BIN)/.installed-models  ## Add torchvision, transformers and captum to .venv (about 190 MB)
 
 $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 	$(UV) -r requirements-matrix.txt
