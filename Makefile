@@ -9,8 +9,10 @@ export NO_MKDOCS_2_WARNING := 1
 .DEFAULT_GOAL := help
 
 # pip installs uv into .venv, and uv everything else (requirements-installer.txt says why): torch
-# as PyPI serves it, from uv's cache after the first time.
-UV = $(BIN)/python -m uv pip install --quiet --python $(BIN)/python
+# as PyPI serves it, from uv's cache after the first time. --compile-bytecode does what pip does:
+# without .pyc files, a library's first import compiles its source inside the test process, where
+# warnings are errors (jieba's invalid escape sequences then raise SyntaxError).
+UV = $(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python
 
 # A .venv that never finished installing is removed when venv, pip or uv fails: nothing
 # half-installed stays behind. An existing .venv is kept (check-python has checked its Python).
