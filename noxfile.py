@@ -16,8 +16,8 @@ compatibility page's data file. A failing example fails its session, and nox goe
 next version.
 
 doctests_py313 runs the same doc-tests with the pins unchanged on Python 3.13, the newest that
-requires-python (pyproject.toml) allows; the matrix and CI use Python 3.11 (about 3 GB, deleted
-after).
+requires-python (pyproject.toml) allows; the matrix and CI use Python 3.11. It installs PyPI's
+build of the pin (about 3 GB, deleted after).
 Its results go to build/python/3.13.xml, apart from the matrix's: tools.compat reads build/matrix.
 """
 

@@ -154,7 +154,7 @@ def render(data: dict) -> dict[Path, str]:
 
 
 PAGES = [DOCS / "compatibility.md", DOCS / "compatibility.zh.md"]
-RELEASE_CELL = re.compile(r"\d+\.\d+\.\d+(\+cpu)?")
+RELEASE_CELL = re.compile(r"\d+\.\d+\.\d+")
 
 
 def with_release_columns(text: str, versions: list[str]) -> str:

@@ -45,21 +45,23 @@ _connect_ex = socket.socket.connect_ex
 _getaddrinfo = socket.getaddrinfo
 
 
-def _guarded_connect(self, address):
+def _refuse_remote(address) -> None:
     if not _is_local(address):
         raise NetworkAccessError(f"the examples run offline; a connection to {address!r} was refused")
+
+
+def _guarded_connect(self, address):
+    _refuse_remote(address)
     return _connect(self, address)
 
 
 def _guarded_connect_ex(self, address):
-    if not _is_local(address):
-        raise NetworkAccessError(f"the examples run offline; a connection to {address!r} was refused")
+    _refuse_remote(address)
     return _connect_ex(self, address)
 
 
 def _guarded_getaddrinfo(host, *args, **kwargs):
-    if not _is_local((host.decode() if isinstance(host, bytes) else host or "",)):
-        raise NetworkAccessError(f"the examples run offline; looking up {host!r} was refused")
+    _refuse_remote((host.decode() if isinstance(host, bytes) else host or "",))
     return _getaddrinfo(host, *args, **kwargs)
 
 
