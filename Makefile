@@ -43,8 +43,8 @@ $(BIN)/.installed-frameworks: $(BIN)/.installed requirements-frameworks.txt
 	$(UV) -r requirements-frameworks.txt
 	touch $@
 
-# torchvision, transformers and captum, for the real-model pages: the tests need them, the site does
-# not. torch is reinstalled with them: a .venv made by an older Makefile may hold a CPU-only torch
+# torchvision, transformers, captum, Lightning and Opacus, for the real-model and training-loop
+# pages: the tests need them, the site does not. torch is reinstalled with them: a .venv made by an older Makefile may hold a CPU-only torch
 # build, which torchvision's wheel cannot load with.
 $(BIN)/.installed-models: $(BIN)/.installed requirements-models.txt
 	$(UV) --reinstall-package torch -r requirements-models.txt
@@ -65,7 +65,7 @@ serve: install  ## Build and serve both languages at http://127.0.0.1:8000/ (Chi
 install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
 
 .PHONY: install-models
-install-models: $(BIN)/.installed-models  ## Add torchvision, transformers and captum to .venv (about 190 MB)
+install-models: $(BIN)/.installed-models  ## Add torchvision, transformers, captum, Lightning and Opacus to .venv (about 230 MB)
 
 $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 	$(UV) -r requirements-matrix.txt
@@ -112,7 +112,7 @@ outputs: install-frameworks install-models  ## Rewrite the snippets' expected ou
 	$(BIN)/python -m tools.refresh_outputs
 
 .PHONY: benchmark
-benchmark: install  ## Measure every technique's memory and time (about 2 min); rewrites the cost page's figures
+benchmark: install-models  ## Measure every technique's memory and time (about 2 min); rewrites the cost page's figures
 	$(BIN)/python -m tools.benchmark
 
 .PHONY: generate
@@ -120,6 +120,7 @@ generate: install  ## Regenerate the notebooks and the figures from snippets and
 	$(BIN)/python -m tools.notebook
 	$(BIN)/python -m tools.toy_graph
 	$(BIN)/python -m tools.grad_cam_figure
+	$(BIN)/python -m tools.grad_norm_figure
 
 .PHONY: clean
 clean:  ## Remove the built site and caches (keeps .venv)

@@ -1,6 +1,7 @@
 """Intermediate gradients under DistributedDataParallel: two processes, gloo, CPU, loopback."""
 
 import datetime
+import gc
 import os
 import socket
 import sys
@@ -39,6 +40,10 @@ def worker(rank, world_size, port):
         for r, hidden, weight, overall in gathered:
             print(f"rank {r}: captured hidden grad norm {hidden:.4f} | "
                   f"layer-0 weight.grad norm {weight:.4f} | all-rank hidden grad norm {overall:.4f}")
+    # free the model (and any earlier one still waiting in a reference cycle) while the group
+    # exists: a DDP reducer freed after destroy_process_group() can hang (pytorch#56297)
+    del model
+    gc.collect()
     dist.destroy_process_group()
 
 
@@ -49,7 +54,6 @@ def free_port():
 
 
 if __name__ == "__main__":
-    # fork where it is safe (Linux, nothing run yet): the workers start without importing torch
-    # again; spawn elsewhere, as mp.spawn does
+    # fork where it is safe (Linux, nothing run yet); spawn elsewhere, as mp.spawn does
     start_method = "fork" if sys.platform == "linux" else "spawn"
     mp.start_processes(worker, args=(2, free_port()), nprocs=2, start_method=start_method)

@@ -2,6 +2,7 @@
 backward(inputs=...), on two processes (gloo, CPU, loopback)."""
 
 import datetime
+import gc
 import os
 import socket
 import sys
@@ -87,6 +88,10 @@ def worker(rank, world_size, port):
                 print(f"{key}: " + " | ".join(f"rank {r} {v:.4f}" for r, v in enumerate(values)))
             else:
                 print(f"{key}: {values[0]}")  # the same message on every rank
+    # free the model (and any earlier one still waiting in a reference cycle) while the group
+    # exists: a DDP reducer freed after destroy_process_group() can hang (pytorch#56297)
+    del model
+    gc.collect()
     dist.destroy_process_group()
 
 

@@ -1,7 +1,9 @@
-"""Starts the slow background work early (site builds, script snippets, the browser job) and
-reports its wall times. Timings are reported, never asserted."""
+"""Starts the slow background work early (site builds, script snippets, the browser job, the
+examples of the documents that import heavy libraries) and reports its wall times. Timings are
+reported, never asserted."""
 
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -12,9 +14,27 @@ offline.install()  # an example that reaches for a model hub or the network fail
 _WORKDIR: list[Path] = []
 
 
+def pytest_collection_modifyitems(items):
+    """The examples the second process runs (tests/test_examples.py) are reported last: by then
+    it has run them, while this process ran everything else."""
+    examples = sys.modules.get("tests.test_examples")
+    if examples is None or not examples.SECOND:
+        return
+    later = [item for item in items if examples._document_of(item.nodeid) in examples.SECOND
+             and item.nodeid.startswith("tests/test_examples.py")]
+    if later:
+        chosen = set(map(id, later))
+        items[:] = [item for item in items if id(item) not in chosen] + later
+
+
 def pytest_collection_finish(session):
     """Start the slow subprocess work now (site builds, script snippets) if any of it is selected:
     it then runs while the examples run."""
+    examples = [item.nodeid for item in session.items if item.nodeid.startswith("tests/test_examples.py")]
+    if examples:  # the documents that import heavy libraries, in a second process
+        from tests.test_examples import start_second_process
+
+        start_second_process(examples)
     if any(item.nodeid.startswith("tests/test_scripts.py") for item in session.items):
         from tests.test_scripts import start_scripts
 
@@ -37,6 +57,10 @@ def pytest_collection_finish(session):
 def pytest_sessionfinish(session):
     for workdir in _WORKDIR:
         shutil.rmtree(workdir, ignore_errors=True)
+    test_examples = sys.modules.get("tests.test_examples")
+    if test_examples is not None and test_examples._SECOND_RUN:  # the second process's JUnit file
+        test_examples._SECOND_RUN["done"].wait(timeout=600)
+        shutil.rmtree(test_examples._SECOND_RUN["folder"], ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -7,10 +7,21 @@ A snippet listed in snippets/versions.toml prints what its page shows on some to
 only. On the others its examples run as one test that must fail (strict xfail, reported as
 such): the difference is expected and shown, never skipped, and a gate that is no longer needed
 fails the run.
+
+The documents that import a library outside requirements.txt run in a second pytest process,
+started right after collection (below, "The second process"); their tests here report its outcome
+and message, and come last, so that both processes run at once.
 """
 
+import os
 import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -32,11 +43,17 @@ SYBILS = [
 ]
 
 
+ONLY = "GUIDE_EXAMPLES_ONLY"  # set in the second process: the documents it runs (see below)
+
+
 def _examples():
+    only = os.environ.get(ONLY)
     for sybil in SYBILS:
         for path in sorted(Path(sybil.path).rglob("*.md")):
             if sybil.should_parse(path):
                 rel = path.relative_to(ROOT).as_posix()
+                if only is not None and rel not in only.split(","):
+                    continue
                 document = sybil.parse(path)
                 document.namespace = module_globals(rel)  # a real module, as for a script
                 gate = GATES.get(path.stem) if sybil.name == "snippets" else None
@@ -62,6 +79,8 @@ OPTIONAL = {
     "torchvision": "install-models",
     "transformers": "install-models",
     "captum": "install-models",
+    "lightning": "install-models",
+    "opacus": "install-models",
 }
 
 
@@ -83,6 +102,94 @@ GATES = version_gates()
 RELEASE = torch_release()
 EXAMPLES = list(_examples())
 
+# --- The second process --------------------------------------------------------------------
+# The documents that import a library outside requirements.txt (TensorFlow, JAX, Transformers,
+# Captum, torchvision, Lightning, Opacus) cost most of the examples' time, much of it imports.
+# conftest.py starts them right after collection in a second pytest process, which runs them as
+# here, one document after another, while this process runs the rest: both cores stay busy. Each
+# of their tests here reports that process's outcome and message for the same test id.
+_IMPORT = re.compile(r"^(?:>>> )?(?:import|from) (\w+)", re.MULTILINE)
+
+
+def _second_process_documents() -> list[str]:
+    if os.environ.get(ONLY) is not None:
+        return []
+    found = []
+    for param in EXAMPLES:
+        first = param.values[0]
+        first = first[0][0] if isinstance(first, tuple) else first[0] if isinstance(first, list) else first
+        rel = Path(first.path).relative_to(ROOT).as_posix()
+        if rel not in found and set(_IMPORT.findall(Path(first.path).read_text(encoding="utf-8"))) & set(OPTIONAL):
+            found.append(rel)
+    return found
+
+
+SECOND = set(_second_process_documents())
+_SECOND_RUN: dict = {}
+
+
+def start_second_process(selected_ids) -> None:
+    """Run the selected examples of SECOND in another pytest process (a thread waits for it)."""
+    ids = [i for i in selected_ids if _document_of(i) in SECOND]
+    if _SECOND_RUN or not ids:
+        return
+    folder = tempfile.mkdtemp(prefix="guide-examples-")
+    junit = Path(folder) / "results.xml"
+    env = {**os.environ, ONLY: ",".join(sorted({_document_of(i) for i in ids}))}
+    command = [sys.executable, "-m", "pytest", "tests/test_examples.py", "-q", "-p", "no:cacheprovider",
+               f"--junitxml={junit}"]
+    done = threading.Event()
+    _SECOND_RUN.update(done=done, junit=junit, folder=folder)
+
+    def run() -> None:
+        from tests.test_site import BUILD_TIMES  # reported by conftest.py, never asserted
+
+        started = time.perf_counter()
+        try:
+            _SECOND_RUN["process"] = subprocess.run(command, cwd=ROOT, env=env, capture_output=True,
+                                                    text=True, timeout=600)
+        except BaseException as error:
+            _SECOND_RUN["error"] = error
+        BUILD_TIMES[f"examples of {len(SECOND)} documents, second process"] = time.perf_counter() - started
+        done.set()
+
+    threading.Thread(target=run, daemon=True, name="second-examples").start()
+
+
+def _document_of(nodeid: str) -> str:
+    return nodeid.split("[", 1)[1].split(":")[0].split(" (")[0] if "[" in nodeid else ""
+
+
+def _second_outcome(nodeid: str) -> tuple[str, str]:
+    """('passed' | 'failed' | 'xfailed', message) of this test in the second process."""
+    if not _SECOND_RUN:
+        start_second_process([nodeid])
+    _SECOND_RUN["done"].wait()
+    if "outcomes" not in _SECOND_RUN:
+        if "error" in _SECOND_RUN:
+            raise RuntimeError(f"the second examples process failed: {_SECOND_RUN['error']!r}")
+        outcomes = {}
+        junit = _SECOND_RUN["junit"]
+        if junit.is_file():
+            for case in ET.parse(junit).getroot().iter("testcase"):
+                failure = case.find("failure") if case.find("failure") is not None else case.find("error")
+                skipped = case.find("skipped")
+                if failure is not None:
+                    outcomes[case.get("name")] = ("failed", (failure.get("message") or "") + "\n" + (failure.text or ""))
+                elif skipped is not None and skipped.get("type") == "pytest.xfail":
+                    outcomes[case.get("name")] = ("xfailed", skipped.get("message") or "")
+                elif skipped is not None:
+                    outcomes[case.get("name")] = ("failed", "skipped: " + (skipped.get("message") or ""))
+                else:
+                    outcomes[case.get("name")] = ("passed", "")
+        _SECOND_RUN["outcomes"] = outcomes
+    name = nodeid.split("::")[-1]
+    if name not in _SECOND_RUN["outcomes"]:
+        process = _SECOND_RUN.get("process")
+        output = (process.stdout[-3000:] + process.stderr[-3000:]) if process else ""
+        raise RuntimeError(f"the second examples process did not report {name}:\n{output}")
+    return _SECOND_RUN["outcomes"][name]
+
 
 _STARTED: set[str] = set()
 
@@ -101,8 +208,15 @@ def _as_in_a_fresh_process(example) -> None:
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_example(example):
+def test_example(example, request):
     first = example[0][0] if isinstance(example, tuple) else example[0] if isinstance(example, list) else example
+    if Path(first.path).relative_to(ROOT).as_posix() in SECOND:
+        outcome, message = _second_outcome(request.node.nodeid)
+        if outcome == "failed":
+            pytest.fail(message, pytrace=False)
+        if outcome == "xfailed":  # failed there as its gate expects: fail here too (strict xfail)
+            raise AssertionError(message)
+        return
     _as_in_a_fresh_process(first)
     if isinstance(example, tuple):  # the warning torch raises once per process, from inside
         examples, warning = example

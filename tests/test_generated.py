@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tools import grad_cam_figure, notebook, toy_graph
+from tools import grad_cam_figure, grad_norm_figure, notebook, toy_graph
 from tools.snippets import FLAGS, SNIPPETS, Snippet
 
 NOTEBOOKS = notebook.targets()
@@ -22,6 +22,15 @@ def test_grad_cam_figure_is_current():
         "docs/assets/grad-cam.svg differs from the grad_cam snippet's run: "
         "run `python -m tools.grad_cam_figure`"
     )
+
+
+def test_grad_norm_figure_is_current():
+    data = grad_norm_figure.series()
+    for path, language in ((grad_norm_figure.OUTPUT, "en"), (grad_norm_figure.OUTPUT_ZH, "zh")):
+        assert path.read_text(encoding="utf-8") == grad_norm_figure.svg(language, data), (
+            f"docs/assets/{path.name} differs from a fresh run: "
+            "run `python -m tools.grad_norm_figure`"
+        )
 
 
 def test_there_are_notebooks():

@@ -8,9 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tools.snippets import ROOT, run_script, script_output, script_paths, torch_release, version_gates
+from tools.snippets import (
+    DISTRIBUTED_MAIN, ROOT, is_distributed, run_distributed, run_script, script_output, script_paths,
+    torch_release, version_gates,
+)
 
 SCRIPTS = script_paths()
+DISTRIBUTED = [path for path in SCRIPTS if is_distributed(path)]
 GATES = version_gates()
 RELEASE = torch_release()
 _RUNS: dict = {}
@@ -21,7 +25,12 @@ def start_scripts() -> None:
         return
     pool = ThreadPoolExecutor(max_workers=len(SCRIPTS))
     for path in SCRIPTS:
-        _RUNS[path] = pool.submit(run_script, path)
+        if path not in DISTRIBUTED:
+            _RUNS[path] = pool.submit(run_script, path)
+    if DISTRIBUTED:  # one pair of processes runs them all, one after another
+        shared = pool.submit(run_distributed, DISTRIBUTED)
+        for path in DISTRIBUTED:
+            _RUNS[path] = pool.submit(lambda path=path: shared.result()[path])
     pool.shutdown(wait=False)
 
 
@@ -57,3 +66,66 @@ def test_script_prints_its_expected_output(path):
 def test_every_output_file_has_its_script():
     orphans = [p.name for p in (ROOT / "snippets").glob("*.out") if not p.with_suffix(".py").exists()]
     assert not orphans, f"output files without a script: {orphans}"
+
+
+@pytest.mark.parametrize("path", DISTRIBUTED, ids=[p.name for p in DISTRIBUTED])
+def test_a_distributed_script_ends_with_the_standard_launch(path):
+    """The suite forks each distributed script's workers from one shared process
+    (tools/distributed_runner.py); that is what `python <name>.py` runs only if the script's
+    launch is the standard one, byte for byte."""
+    assert path.read_text(encoding="utf-8").endswith(DISTRIBUTED_MAIN), (
+        f"snippets/{path.name} must end with tools.snippets.DISTRIBUTED_MAIN (free_port and the "
+        "`__main__` block), as snippets/ddp_intermediate_grads.py does"
+    )
+
+
+HANGING = '''"""Rank 1 never joins the barrier: the run hangs until it is killed."""
+import datetime
+import os
+import socket
+import sys
+import time
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def worker(rank, world_size, port):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world_size,
+                            timeout=datetime.timedelta(seconds=60))
+    with open(f"pid{rank}", "w") as f:
+        f.write(str(os.getpid()))
+    print("started", flush=True)
+    if rank == 1:
+        time.sleep(600)
+    dist.barrier()
+''' + DISTRIBUTED_MAIN
+
+
+def test_a_hanging_distributed_run_is_killed_naming_it(tmp_path, monkeypatch):
+    """A distributed run that hangs is killed at its time limit, with every process it started,
+    and fails naming the run; its temporary folder is removed."""
+    import os
+    import time
+
+    import tools.snippets
+
+    script = tmp_path / "hangs_forever.py"
+    script.write_text(HANGING, encoding="utf-8")
+    monkeypatch.setattr(tools.snippets, "SNIPPETS", tmp_path)  # the runner's working folder
+    before = set(os.listdir(tools.snippets.tempfile.gettempdir()))
+    result = run_distributed([script], timeout=8)[script]
+    assert result.returncode != 0
+    assert "hangs_forever.py" in result.stderr and "did not finish in 8 s" in result.stderr, result.stderr
+    pids = [int((tmp_path / f"pid{rank}").read_text()) for rank in (0, 1)]
+    time.sleep(0.5)
+    for pid in pids:
+        try:  # gone, or dead and waiting for init to reap it (state Z)
+            with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+                state = stat.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            continue
+        assert state == "Z", f"worker process {pid} of the killed run is still running (state {state})"
+    after = set(os.listdir(tools.snippets.tempfile.gettempdir()))
+    assert not [n for n in after - before if n.startswith("guide-distributed-")], "temporary folder left"

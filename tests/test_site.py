@@ -54,6 +54,9 @@ SITE_URL = f"http://127.0.0.1:{free_port()}/"
 REPOSITORY = os.environ.get("GITHUB_REPOSITORY") or "example/intermediate-gradients"
 
 
+_NOTEBOOK_PLUGIN = re.compile(r"^  - mkdocs-jupyter:\n(?:      .*\n)+", re.MULTILINE)
+
+
 def start_builds(workdir: Path) -> None:
     """Start every build of the session in the background (conftest.py calls this right after
     collection), so that they run while the snippet examples run: both cores stay busy."""
@@ -62,7 +65,9 @@ def start_builds(workdir: Path) -> None:
     project = workdir / "broken" / "guide"
     for folder in ("docs", "snippets", "tools"):
         shutil.copytree(ROOT / folder, project / folder)
-    shutil.copy(ROOT / "mkdocs.yml", project)
+    # The breakages are in Markdown pages: the notebook plugin (2.5 of its 7.5 s) is left out.
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    (project / "mkdocs.yml").write_text(_NOTEBOOK_PLUGIN.sub("", config, count=1), encoding="utf-8")
     for _, mutate in MUTATIONS.values():
         mutate(project)
     jobs = {

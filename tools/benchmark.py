@@ -4,7 +4,8 @@
     python -m tools.benchmark --render-only  # redraw tables and figures from results.json
 
 Writes snippets/benchmark/results.json (every figure), snippets/benchmark/<model>.md (the table
-rows the cost page includes) and docs/assets/benchmark-memory.svg (.zh.svg: the same figure,
+rows the cost page includes; per-sample.md and amp.md: per-sample gradients and mixed precision,
+measured by tools/training_cost.py) and docs/assets/benchmark-memory.svg (.zh.svg: the same figure,
 labelled in Chinese). tests/test_benchmark.py checks that the tables and figures are the ones
 results.json gives, that the stored figures keep the relations the page states, and re-measures
 those relations exactly on small models.
@@ -42,6 +43,7 @@ import torch.nn as nn
 from torch.autograd.graph import get_gradient_edge, register_multi_grad_hook
 from torch.profiler import ProfilerActivity, profile
 
+from tools import training_cost
 from tools.snippets import DOCS, ROOT, SNIPPETS
 
 RESULTS_DIR = SNIPPETS / "benchmark"
@@ -614,9 +616,21 @@ def render(results: dict) -> dict[Path, str]:
     files[RESULTS_DIR / "models.md"] = model_rows(results)
     files[RESULTS_DIR / "machine.md"] = machine_row(results)
     files[RESULTS_DIR / "cuda.md"] = cuda_rows(results)
+    files[RESULTS_DIR / "per-sample.md"] = training_cost.render_rows(results["training"], _mib, "per_sample")
+    files[RESULTS_DIR / "amp.md"] = training_cost.render_rows(results["training"], _mib, "amp")
     files[FIGURE] = figure(results, "en")
     files[FIGURE_ZH] = figure(results, "zh")
     return files
+
+
+def measure_training(repeats: int, **sizes) -> dict:
+    """Per-sample gradients and mixed precision (tools/training_cost.py), one thread."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return training_cost.run(memory, repeats, **sizes)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def load() -> dict:
@@ -628,13 +642,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--render-only", action="store_true",
                         help="redraw tables and figures from the stored results.json")
     parser.add_argument("--repeats", type=int, default=5, help="timed steps per technique")
+    parser.add_argument("--training-only", action="store_true",
+                        help="measure only the per-sample and mixed-precision rows, keep the rest")
     args = parser.parse_args(argv)
 
     if args.render_only:
         results = load()
+    elif args.training_only:
+        results = load()
+        results["training"] = measure_training(args.repeats)
+        RESULTS.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"wrote {RESULTS.relative_to(ROOT)}")
     else:
         started = time.perf_counter()
         results = run([mlp(), cnn()], args.repeats)
+        results["training"] = measure_training(args.repeats)
         results["machine"] = machine()
         results["method"] = {
             "memory": "torch.profiler(profile_memory=True): running sum of allocator events",

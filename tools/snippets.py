@@ -226,6 +226,7 @@ def snippet_paths() -> list[Path]:
 # --- Script snippets: programs a doctest cannot hold (several processes), with their output ---
 
 SCRIPT_TIMEOUT = 300  # seconds; a hung distributed run must not hang the suite
+DISTRIBUTED_TIMEOUT = 90  # seconds for each distributed script in the shared run (its gloo timeout is 60)
 
 
 def script_paths() -> list[Path]:
@@ -233,7 +234,28 @@ def script_paths() -> list[Path]:
     return sorted(SNIPPETS.glob("*.py"))
 
 
-def run_script(path: Path) -> "subprocess.CompletedProcess[str]":
+def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float,
+         what: str) -> "subprocess.CompletedProcess[str]":
+    """Run command in a session of its own: on timeout every process it started (the workers of
+    a distributed run too) is killed, and the result says which run it was."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, text=True, start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, 9)
+        stdout, stderr = process.communicate()
+        stderr += f"\n{what} did not finish in {timeout:.0f} s: killed, with every process it started"
+        return subprocess.CompletedProcess(command, -9, stdout, stderr)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def _script_env(cache: str) -> dict[str, str]:
+    return {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TORCHINDUCTOR_VEC_ISA_OK": "0"}
+
+
+def run_script(path: Path, timeout: float = SCRIPT_TIMEOUT) -> "subprocess.CompletedProcess[str]":
     """Run a script snippet as a reader would, from its folder, in a fresh inductor cache.
 
     TORCHINDUCTOR_VEC_ISA_OK=0 skips inductor's probe of the CPU's vector instruction sets
@@ -241,11 +263,59 @@ def run_script(path: Path) -> "subprocess.CompletedProcess[str]":
     code, not its results, and saves the suite more than ten seconds.
     """
     with tempfile.TemporaryDirectory(prefix="guide-inductor-") as cache:
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TORCHINDUCTOR_VEC_ISA_OK": "0"}
-        return subprocess.run(
-            [sys.executable, path.name], cwd=path.parent, capture_output=True, text=True,
-            timeout=SCRIPT_TIMEOUT, env=env,
-        )
+        return _run([sys.executable, path.name], path.parent, _script_env(cache), timeout,
+                    f"snippets/{path.name}")
+
+
+# The end of every distributed script snippet, byte for byte: what `python <name>.py` runs is
+# worker(rank, 2, port) in two processes, which is what run_distributed() runs for each.
+DISTRIBUTED_MAIN = '''
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+if __name__ == "__main__":
+    # fork where it is safe (Linux, nothing run yet); spawn elsewhere, as mp.spawn does
+    start_method = "fork" if sys.platform == "linux" else "spawn"
+    mp.start_processes(worker, args=(2, free_port()), nprocs=2, start_method=start_method)
+'''
+
+
+def is_distributed(path: Path) -> bool:
+    return "def worker(rank, world_size, port):" in path.read_text(encoding="utf-8")
+
+
+def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT
+                    ) -> "dict[Path, subprocess.CompletedProcess[str]]":
+    """Run several distributed script snippets from ONE process (tools/distributed_runner.py),
+    which imports torch once and forks each script's two workers from there: a script run on its
+    own costs a torch import in each of its processes. Each script gets DISTRIBUTED_TIMEOUT
+    seconds (at most `timeout`). Returns, per script, what its own run would return: rank 0's
+    output then rank 1's, and a non-zero code if either rank raised or the script was killed."""
+    with tempfile.TemporaryDirectory(prefix="guide-distributed-") as folder:
+        names = ", ".join(p.name for p in paths)
+        runner = ROOT / "tools" / "distributed_runner.py"
+        each = min(DISTRIBUTED_TIMEOUT, timeout)
+        run = _run([sys.executable, str(runner), folder, str(each), *map(str, paths)],
+                   SNIPPETS, _script_env(folder), each * len(paths) + 60,
+                   f"the shared two-process run of {names} (tools/distributed_runner.py)")
+        results = {}
+        for path in paths:
+            files = {f.name: f.read_text(encoding="utf-8", errors="replace")
+                     for f in Path(folder).glob(f"{path.stem}.*")}
+            codes = [files.get(f"{path.stem}.rank{rank}.code") for rank in (0, 1)]
+            if None in codes:  # the run died or was killed before this script ended
+                results[path] = subprocess.CompletedProcess(run.args, run.returncode or -1, "",
+                                                           f"snippets/{path.name}: {run.stderr}")
+                continue
+            stdout = "".join(files.get(f"{path.stem}.rank{r}.stdout", "") for r in (0, 1))
+            stderr = "".join(files.get(f"{path.stem}.rank{r}.stderr", "") for r in (0, 1))
+            code = max(int(c) for c in codes)
+            results[path] = subprocess.CompletedProcess(run.args, code, stdout, stderr)
+        return results
 
 
 def script_output(result: "subprocess.CompletedProcess[str]") -> str:

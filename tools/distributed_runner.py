@@ -1,0 +1,100 @@
+"""The tests' shared run of the distributed script snippets: one process imports torch and every
+script once, then forks a pair of processes per script that runs its `worker(rank, world_size,
+port)`, as `python <name>.py` does (tools/snippets.py checks that each script ends with that
+standard launch). The forked workers start with everything imported: no torch import per process.
+
+    python tools/distributed_runner.py FOLDER SECONDS SCRIPT.py [SCRIPT.py ...]   (from snippets/)
+
+SECONDS: each script's time limit; a script that hangs has its two processes killed and fails,
+and the next one runs. A script whose imports fail on the installed torch fails alone.
+
+Each rank writes, per script, what it printed at the file-descriptor level (C++ libraries such as
+Gloo print there too) to FOLDER/<name>.rank<N>.stdout and .stderr, then FOLDER/<name>.rank<N>.code
+(0, or 1 with the traceback in .stderr). tools.snippets.run_distributed reads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch.multiprocessing as mp
+
+WORLD_SIZE = 2
+
+
+@contextlib.contextmanager
+def _captured(stdout: Path, stderr: Path):
+    sys.stdout.flush(), sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with stdout.open("w") as out, stderr.open("w") as err:
+        os.dup2(out.fileno(), 1), os.dup2(err.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush(), sys.stderr.flush()
+            os.dup2(saved[0], 1), os.dup2(saved[1], 2)
+            os.close(saved[0]), os.close(saved[1])
+
+
+def run_one(rank: int, folder: str, name: str, module, port: int) -> None:
+    base = f"{folder}/{name}.rank{rank}"
+    code = 0
+    with _captured(Path(base + ".stdout"), Path(base + ".stderr")):
+        try:
+            module.worker(rank, WORLD_SIZE, port)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    Path(base + ".code").write_text(str(code))
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # not as __main__: defines worker and free_port only
+    return module
+
+
+def _failed(folder: str, name: str, message: str) -> None:
+    """What a script that could not run leaves: code 1 on both ranks, the reason in rank 0's stderr."""
+    for rank in range(WORLD_SIZE):
+        base = f"{folder}/{name}.rank{rank}"
+        Path(base + ".stderr").write_text(message if rank == 0 else "")
+        Path(base + ".code").write_text("1")
+
+
+def run(folder: str, name: str, path: Path, timeout: float) -> None:
+    """One script: import it, fork its pair, wait at most `timeout` seconds for both."""
+    try:
+        module = load(path)
+    except Exception:  # an import the installed torch lacks: this script fails, the others run
+        _failed(folder, name, traceback.format_exc())
+        return
+    context = mp.start_processes(run_one, args=(folder, name, module, module.free_port()),
+                                 nprocs=WORLD_SIZE, join=False, start_method="fork")
+    deadline = time.monotonic() + timeout
+    try:
+        while not context.join(timeout=max(0.0, deadline - time.monotonic())):
+            if time.monotonic() >= deadline:
+                _failed(folder, name, f"snippets/{name}.py did not finish in {timeout:.0f} s: "
+                        "its two processes were killed")
+                return
+    except Exception:  # a worker died without writing its result (killed, crashed)
+        _failed(folder, name, traceback.format_exc())
+    finally:
+        for process in context.processes:  # none is left behind, whatever happened
+            if process.is_alive():
+                process.kill()
+            process.join()
+
+
+if __name__ == "__main__":
+    folder, timeout, *paths = sys.argv[1:]
+    for path in map(Path, paths):  # a fresh pair of processes per script, forked from this one
+        run(folder, path.stem, path, float(timeout))
