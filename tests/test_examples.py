@@ -164,6 +164,13 @@ def _second_outcome(nodeid: str) -> tuple[str, str]:
     """('passed' | 'failed' | 'xfailed', message) of this test in the second process."""
     if not _SECOND_RUN:
         start_second_process([nodeid])
+    if not _SECOND_RUN["done"].is_set() and "waited" not in _SECOND_RUN:
+        from tests.test_site import BUILD_TIMES  # how long this process then waits: the balance
+
+        started = time.perf_counter()
+        _SECOND_RUN["done"].wait()
+        _SECOND_RUN["waited"] = BUILD_TIMES["this process waiting for the second one"] = \
+            time.perf_counter() - started
     _SECOND_RUN["done"].wait()
     if "outcomes" not in _SECOND_RUN:
         if "error" in _SECOND_RUN:
