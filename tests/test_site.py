@@ -297,3 +297,27 @@ def test_missing_snippet_fails_the_build():
     assert "retain_grad" in renderer.convert('--8<-- "retain_grad.md"\n'), "an existing snippet was not included"
     with pytest.raises(SnippetMissingError, match="no_such_snippet.md"):
         renderer.convert('--8<-- "no_such_snippet.md"\n')
+
+
+# --- Edit and report links --------------------------------------------------------------------
+
+@each_page
+def test_page_links_its_source_and_a_prefilled_report(site, page):
+    """Each page links the edit view of its own source file and a new issue prefilled with the
+    page's address, its language and a request for the reader's torch version."""
+    from urllib.parse import parse_qs, urlsplit as split
+
+    text = _read(site_path(page, site))
+    repo = f"https://github.com/{REPOSITORY}"
+    edit = f'href="{repo}/edit/main/{page.rel}"'
+    assert edit in text, f"{page.rel}: no 'Edit this page' link to {repo}/edit/main/{page.rel}"
+    reports = re.findall(rf'href="({re.escape(repo)}/issues/new\?[^"]+)"', text)
+    assert len(reports) == 1, f"{page.rel}: expected one 'Report a problem' link, found {len(reports)}"
+    query = parse_qs(split(html.unescape(reports[0])).query)
+    body = query["body"][0]
+    address = SITE_URL + site_path(page, site).parent.relative_to(site).as_posix().strip(".") + "/"
+    address = address.replace("//", "/").replace(":/", "://")
+    assert f"Page: {address}" in body, f"{page.rel}: the report does not name {address}:\n{body}"
+    assert f"Language: {'zh' if page.is_zh else 'en'}" in body, f"{page.rel}: no language in the report"
+    assert "torch version" in body, f"{page.rel}: the report does not ask for the torch version"
+    assert query["title"][0].strip(), f"{page.rel}: the report has no title"
