@@ -171,7 +171,8 @@ def _second_outcome(nodeid: str) -> tuple[str, str]:
         _SECOND_RUN["done"].wait()
         _SECOND_RUN["waited"] = BUILD_TIMES["this process waiting for the second one"] = \
             time.perf_counter() - started
-    _SECOND_RUN["done"].wait()
+    else:
+        _SECOND_RUN["done"].wait()
     if "outcomes" not in _SECOND_RUN:
         if "error" in _SECOND_RUN:
             raise RuntimeError(f"the second examples process failed: {_SECOND_RUN['error']!r}")

@@ -315,8 +315,8 @@ def test_page_links_its_source_and_a_prefilled_report(site, page):
     assert len(reports) == 1, f"{page.rel}: expected one 'Report a problem' link, found {len(reports)}"
     query = parse_qs(split(html.unescape(reports[0])).query)
     body = query["body"][0]
-    address = SITE_URL + site_path(page, site).parent.relative_to(site).as_posix().strip(".") + "/"
-    address = address.replace("//", "/").replace(":/", "://")
+    folder = site_path(page, site).parent.relative_to(site).as_posix()
+    address = urljoin(SITE_URL, "" if folder == "." else folder + "/")
     assert f"Page: {address}" in body, f"{page.rel}: the report does not name {address}:\n{body}"
     assert f"Language: {'zh' if page.is_zh else 'en'}" in body, f"{page.rel}: no language in the report"
     assert "torch version" in body, f"{page.rel}: the report does not ask for the torch version"

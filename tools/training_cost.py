@@ -41,7 +41,8 @@ def _data(batch: int, width: int) -> tuple[torch.Tensor, torch.Tensor]:
 # --- Per-sample gradients -------------------------------------------------------------------
 
 def per_sample_methods(model: nn.Module, x: torch.Tensor, y: torch.Tensor,
-                       with_opacus: bool = True) -> dict[str, Callable]:
+                       with_opacus: bool = True) -> tuple[dict[str, Callable], nn.Module]:
+    """The per-sample methods by name, and the module Opacus wrapped (the model without it)."""
     params = dict(model.named_parameters())
 
     def batch_backward():  # the baseline: the batch's gradient, not per sample
