@@ -72,7 +72,7 @@ $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 	touch $@
 
 .PHONY: matrix
-matrix: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on every tracked torch version (nox + uv, about 3 GB each)
+matrix: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on every tracked torch version (nox + uv, about 3 GB each); rewrites the compatibility page and each page's "Verified on" line
 	-$(BIN)/nox
 	$(BIN)/python -m tools.compat
 
@@ -115,12 +115,22 @@ outputs: install-frameworks install-models  ## Rewrite the snippets' expected ou
 benchmark: install-models  ## Measure every technique's memory and time (about 2 min); rewrites the cost page's figures
 	$(BIN)/python -m tools.benchmark
 
+# build/check_guide.py: the file the site serves as check_guide.py (tools/checker.py renders both).
+.PHONY: check-guide
+check-guide: install-frameworks install-models  ## Run every example of the guide on this torch, as a reader's check_guide.py does
+	$(BIN)/python -m tools.checker --out build/check_guide.py
+	$(BIN)/python build/check_guide.py --diff
+
 .PHONY: generate
 generate: install  ## Regenerate the notebooks and the figures from snippets and torch
 	$(BIN)/python -m tools.notebook
 	$(BIN)/python -m tools.toy_graph
 	$(BIN)/python -m tools.grad_cam_figure
 	$(BIN)/python -m tools.grad_norm_figure
+
+.PHONY: social-card
+social-card: install system-packages  ## Redraw the picture shared links show (docs/assets/social-card.png; needs a Chinese font)
+	$(BIN)/python -m tools.social_card
 
 .PHONY: clean
 clean:  ## Remove the built site and caches (keeps .venv)

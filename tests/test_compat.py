@@ -26,6 +26,20 @@ def test_the_data_covers_every_snippet():
         assert not missing, f"results.json has no result for {sorted(missing)} on torch {version}: run `make matrix`"
 
 
+def test_the_results_are_for_the_snippets_as_they_are():
+    """A snippet edited after the matrix ran has no result yet: its page's "Verified on" line
+    would vouch for an example no release ran."""
+    for version in DATA["versions"]:
+        run = DATA["runs"][version]
+        stale = [name for name in compat.snippet_names()
+                 if run.get("digests", {}).get(name) != compat.digest(name)]
+        assert not stale, (
+            f"{', '.join(f'snippets/{n}' for n in stale)} changed since the matrix ran them on torch "
+            f"{version} ({run['date']}): run `make matrix`, or that release's nox session and "
+            "`python -m tools.compat`"
+        )
+
+
 def test_the_pinned_release_passes_everything():
     run = DATA["runs"]["2.13.0"]
     assert not run["failed"] and not run.get("gated"), run

@@ -4,7 +4,11 @@ They run in a subprocess with a time limit; conftest.py starts them right after 
 that they overlap with the rest of the suite.
 """
 
+import shutil
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +22,7 @@ DISTRIBUTED = [path for path in SCRIPTS if is_distributed(path)]
 GATES = version_gates()
 RELEASE = torch_release()
 _RUNS: dict = {}
+HANGING_LIMIT = 8  # seconds; long enough for both workers to start on a busy machine
 
 
 def start_scripts() -> None:
@@ -31,6 +36,11 @@ def start_scripts() -> None:
         shared = pool.submit(run_distributed, DISTRIBUTED)
         for path in DISTRIBUTED:
             _RUNS[path] = pool.submit(lambda path=path: shared.result()[path])
+    # the run that hangs until its time limit: it mostly waits, so it waits alongside the rest
+    folder = Path(tempfile.mkdtemp(prefix="guide-hanging-"))
+    script = folder / "hangs_forever.py"
+    script.write_text(HANGING, encoding="utf-8")
+    _RUNS["hanging"] = (folder, pool.submit(run_distributed, [script], HANGING_LIMIT, folder))
     pool.shutdown(wait=False)
 
 
@@ -103,22 +113,19 @@ def worker(rank, world_size, port):
 ''' + DISTRIBUTED_MAIN
 
 
-def test_a_hanging_distributed_run_is_killed_naming_it(tmp_path, monkeypatch):
+def test_a_hanging_distributed_run_is_killed_naming_it():
     """A distributed run that hangs is killed at its time limit, with every process it started,
-    and fails naming the run; its temporary folder is removed."""
-    import os
-    import time
-
-    import tools.snippets
-
-    script = tmp_path / "hangs_forever.py"
-    script.write_text(HANGING, encoding="utf-8")
-    monkeypatch.setattr(tools.snippets, "SNIPPETS", tmp_path)  # the runner's working folder
-    before = set(os.listdir(tools.snippets.tempfile.gettempdir()))
-    result = run_distributed([script], timeout=8)[script]
-    assert result.returncode != 0
-    assert "hangs_forever.py" in result.stderr and "did not finish in 8 s" in result.stderr, result.stderr
-    pids = [int((tmp_path / f"pid{rank}").read_text()) for rank in (0, 1)]
+    and fails naming the run; its temporary folder is removed. (Started with the other scripts.)"""
+    start_scripts()
+    folder, future = _RUNS["hanging"]
+    try:
+        result = future.result()[folder / "hangs_forever.py"]
+        assert result.returncode != 0
+        assert "hangs_forever.py" in result.stderr and f"did not finish in {HANGING_LIMIT} s" in result.stderr, (
+            result.stderr)
+        pids = [int((folder / f"pid{rank}").read_text()) for rank in (0, 1)]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     time.sleep(0.5)
     for pid in pids:
         try:  # gone, or dead and waiting for init to reap it (state Z)
@@ -127,5 +134,4 @@ def test_a_hanging_distributed_run_is_killed_naming_it(tmp_path, monkeypatch):
         except FileNotFoundError:
             continue
         assert state == "Z", f"worker process {pid} of the killed run is still running (state {state})"
-    after = set(os.listdir(tools.snippets.tempfile.gettempdir()))
-    assert not [n for n in after - before if n.startswith("guide-distributed-")], "temporary folder left"
+    assert not Path(result.args[2]).exists(), f"the run's temporary folder {result.args[2]} was left"

@@ -6,6 +6,7 @@ that the strict build fails naming each file, and for no other reason.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -22,7 +23,7 @@ import pytest
 
 from tests.pages import Source, pages, site_path
 from tools.serve import free_port
-from tools.snippets import ROOT, SNIPPETS, Snippet
+from tools.snippets import DOCS, ROOT, SNIPPETS, Snippet
 
 PAGES = pages()
 BUILD_TIMES: dict[str, float] = {}   # reported by conftest.py, never asserted
@@ -321,3 +322,127 @@ def test_page_links_its_source_and_a_prefilled_report(site, page):
     assert f"Language: {'zh' if page.is_zh else 'en'}" in body, f"{page.rel}: no language in the report"
     assert "torch version" in body, f"{page.rel}: the report does not ask for the torch version"
     assert query["title"][0].strip(), f"{page.rel}: the report has no title"
+
+
+# --- What a page says about itself: verified releases, last update, translation, shared links ---
+
+def _page_url(page: Source, site: Path) -> str:
+    folder = site_path(page, site).parent.relative_to(site).as_posix()
+    return urljoin(SITE_URL, "" if folder == "." else folder + "/")
+
+
+def _meta(text: str, key: str) -> list[str]:
+    return [html.unescape(v) for v in re.findall(rf'<meta (?:property|name)="{re.escape(key)}" content="([^"]*)"', text)]
+
+
+@each_page
+def test_page_has_the_tags_a_shared_link_shows(site, page):
+    text = _read(site_path(page, site))
+    for key in ("og:title", "og:description", "og:url", "og:image", "twitter:card"):
+        assert len(_meta(text, key)) == 1 and _meta(text, key)[0].strip(), f"{page.rel}: no single {key} tag"
+    assert _meta(text, "og:url") == [_page_url(page, site)], f"{page.rel}: og:url {_meta(text, 'og:url')}"
+    image = _meta(text, "og:image")[0]
+    assert image == urljoin(SITE_URL, "assets/social-card.png"), f"{page.rel}: og:image {image}"
+    card = site / "assets" / "social-card.png"
+    assert card.read_bytes()[16:24] == (1200).to_bytes(4, "big") + (630).to_bytes(4, "big"), (
+        "docs/assets/social-card.png is not 1200 x 630: run `make social-card`")
+    assert _meta(text, "og:locale") == ["zh_CN" if page.is_zh else "en_US"], f"{page.rel}: og:locale"
+    assert _meta(text, "twitter:card") == ["summary_large_image"]
+
+
+def _verified_by_page() -> dict:
+    """Recomputed from the matrix results, not read from verified.json: the test of the badge."""
+    from tools import compat
+
+    return compat.verified(json.loads(compat.DATA.read_text(encoding="utf-8")))
+
+
+VERIFIED = _verified_by_page()
+STATUS = re.compile(r'<p class="guide-status">(.*?)</p>', re.DOTALL)
+
+
+@each_page
+def test_page_says_which_torch_releases_its_examples_passed_on(site, page):
+    text = _read(site_path(page, site))
+    english = page.path.relative_to(DOCS).as_posix().replace(".zh.", ".")
+    entry = VERIFIED.get(english)
+    status = STATUS.findall(text)
+    if entry is None or not entry["count"]:
+        assert not any("torch" in s for s in status), f"{page.rel} has no examples but says: {status}"
+        return
+    assert len(status) == 1, f"{page.rel}: expected one status line under the title, found {len(status)}"
+    words = (f"已在 torch {entry['releases']} 上验证</a>（测试的 {entry['tested']} 个版本中通过 {entry['count']} 个），{entry['date']}"
+             if page.is_zh else
+             f"Verified on torch {entry['releases']}</a> ({entry['count']} of {entry['tested']} releases tested), {entry['date']}")
+    assert words in html.unescape(status[0]), (
+        f"{page.rel} says {status[0]!r}; the matrix results say {words!r}: run `python -m tools.compat`")
+    assert re.search(r'</h1>\s*<p class="guide-status">', text), f"{page.rel}: the status line is not under the title"
+    for name, releases in entry["examples"].items():
+        bar = re.search(rf'<span class="filename">{re.escape(name)}(?:\.py)? <span class="guide-range"[^>]*>torch ([^<]+)</span>', text)
+        assert bar and bar[1] == releases, f"{page.rel}: example {name} should show torch {releases}"
+    shown = re.findall(r'class="guide-range"', text)
+    assert len(shown) >= len(entry["examples"]), f"{page.rel}: {len(shown)} ranges shown, {len(entry['examples'])} expected"
+
+
+def _git_date(rel: str) -> str:
+    found = subprocess.run(["git", "log", "-1", "--format=%cs", "--", rel], cwd=ROOT, capture_output=True, text=True)
+    return found.stdout.strip()
+
+
+@each_page
+def test_page_shows_its_last_update_from_git(site, page):
+    text = _read(site_path(page, site))
+    shown = re.findall(r'<span class="guide-last-update">([^<]+)<', text)
+    expected = _git_date(page.rel) or time.strftime("%Y-%m-%d", time.gmtime())  # not committed yet: the build's date
+    assert shown == [expected], f"{page.rel}: last update {shown}, git says {expected}"
+
+
+ZH_PAGES = [p for p in PAGES if p.is_zh]
+
+
+@pytest.mark.parametrize("page", ZH_PAGES, ids=[p.rel for p in ZH_PAGES])
+def test_chinese_page_says_whether_its_translation_is_in_step(site, page):
+    pair = _translation_pairs()[page.rel]
+    status = " ".join(STATUS.findall(_read(site_path(page, site))))
+    if pair.since:
+        assert f"英文原文在本译文之后有 {len(pair.since)} 次修改" in status, f"{page.rel}: {status!r}"
+    elif pair.uncommitted or not pair.translated_at:
+        assert "英文原文有尚未提交的修改" in status, f"{page.rel}: {status!r}"
+    else:
+        assert "译文与英文原文同步" in status, f"{page.rel}: {status!r}"
+
+
+@functools.lru_cache(maxsize=1)
+def _translation_pairs() -> dict:
+    from tools.translation_status import pairs
+
+    return {pair.chinese: pair for pair in pairs(ROOT)}
+
+
+_HREF = re.compile(r'\b(?:href|src)="([^"]*)"')
+
+
+def test_links_work_under_any_site_path(site):
+    """Every link and resource of every page (the 404 page aside) is relative and reaches a file of
+    the build: the site works at a domain root and under a path (https://host/guide/) alike."""
+    problems = []
+    for built in sorted(site.rglob("*.html")):
+        rel = built.relative_to(site).as_posix()
+        if rel == "404.html":  # served at any address: MkDocs writes it with site_url's path
+            continue
+        base = "http://h/sub/" + rel
+        for href in _HREF.findall(_read(built)):
+            href = html.unescape(href)
+            if re.match(r"^(?:[a-z][a-z0-9+.-]*:|#|//)", href, re.IGNORECASE):
+                continue
+            if href.startswith("/"):
+                problems.append(f"{rel}: root-absolute {href}")
+                continue
+            path = urljoin(base, href).split("#")[0].split("?")[0]
+            if not path.startswith("http://h/sub/"):
+                problems.append(f"{rel}: {href} leaves the site's path")
+                continue
+            target = site / path[len("http://h/sub/"):]
+            if not (target.is_file() or (target / "index.html").is_file()):
+                problems.append(f"{rel}: {href} -> nothing at {target.relative_to(site)}")
+    assert not problems, f"{len(problems)} links would break:\n" + "\n".join(problems[:30])

@@ -3,15 +3,19 @@
     python -m tools.compat          # reads build/matrix/<version>.xml (written by `make matrix`)
 
 Writes snippets/compatibility/results.json (versions, dates, per snippet: passed or failed on
-each version, with the first failing line) and the table rows the compatibility page includes:
-pages.md (per page of the guide) and snippets.md (per snippet). A version missing from
-build/matrix keeps its previous results, so one version can be re-run alone.
+each version, with the first failing line, and a digest of the snippet's files as they were run),
+the table rows the compatibility page includes: pages.md (per page of the guide) and snippets.md
+(per snippet), and verified.json: per page, the releases its examples passed on, which the page
+shows under its title ("Verified on torch 2.4.1–2.15.0"; tools/page_status.py). A version missing
+from build/matrix keeps its previous results, so one version can be re-run alone.
 
 Only the standard library: the matrix workflow runs this without installing the project.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -32,6 +36,16 @@ EXAMPLE = re.compile(r"\[(?P<file>(?:snippets|docs)/[^\]:\s]+)(?::(?P<line>\d+))
 def snippet_names() -> list[str]:
     """Every snippet: snippets/<name>.md (doctests) and snippets/<name>.py (scripts)."""
     return sorted(p.stem for p in SNIPPETS.glob("*.md")) + sorted(p.stem for p in SNIPPETS.glob("*.py"))
+
+
+def digest(name: str) -> str:
+    """A snippet's files as the matrix ran them: <name>.md, or <name>.py and its <name>.out."""
+    sha = hashlib.sha256()
+    for suffix in (".md", ".py", ".out"):
+        path = SNIPPETS / f"{name}{suffix}"
+        if path.exists():
+            sha.update(suffix.encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()[:16]
 
 
 def read_run(path: Path) -> dict:
@@ -66,6 +80,8 @@ def read_run(path: Path) -> dict:
         "failed": {key: failed[key] for key in sorted(failed)},
         "gated": {key: gated[key] for key in sorted(gated)},
         "ran": sorted(seen),
+        # `make matrix` runs this right after the run: the snippets are the ones it ran
+        "digests": {name: digest(name) for name in sorted(seen) if "/" not in name},
     }
 
 
@@ -80,15 +96,23 @@ def collect() -> dict:
     return data
 
 
+@functools.lru_cache(maxsize=1)
+def _includes() -> dict[str, set[str]]:
+    """English page (docs/**/*.md and notebooks, no .zh) -> the snippet files it includes (a
+    notebook's code cells name theirs in their metadata: tools/notebook.py)."""
+    found = {page.relative_to(DOCS).as_posix(): set(INCLUDE.findall(page.read_text(encoding="utf-8")))
+             for page in sorted(DOCS.rglob("*.md")) if ".zh." not in page.name}
+    for notebook in sorted(DOCS.rglob("*.ipynb")):
+        if ".zh." not in notebook.name:
+            cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+            found[notebook.relative_to(DOCS).as_posix()] = {
+                cell["metadata"]["snippet"] + ".md" for cell in cells if "snippet" in cell.get("metadata", {})}
+    return found
+
+
 def pages_including(name: str) -> list[str]:
     """English pages (docs/**/*.md, no .zh) that include snippets/<name>.md or .py."""
-    found = []
-    for page in sorted(DOCS.rglob("*.md")):
-        if ".zh." in page.name:
-            continue
-        if any(include in (f"{name}.md", f"{name}.py") for include in INCLUDE.findall(page.read_text(encoding="utf-8"))):
-            found.append(page.relative_to(DOCS).as_posix())
-    return found
+    return [page for page, names in _includes().items() if {f"{name}.md", f"{name}.py"} & names]
 
 
 def status(data: dict, version: str, name: str) -> str:
@@ -145,11 +169,52 @@ def run_rows(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def spans(versions: list[str], among: list[str]) -> str:
+    """'2.4.1–2.15.0', or '2.4.1–2.6.0, 2.11.0–2.15.0' where a tested release in between is
+    missing: ranges of consecutive releases of the matrix (`among`, any order)."""
+    ordered = sorted(among, key=lambda v: tuple(int(p) for p in v.split(".")))
+    runs: list[list[str]] = []
+    for version in ordered:
+        if version not in versions:
+            runs.append([])
+        elif runs and runs[-1]:
+            runs[-1].append(version)
+        else:
+            runs.append([version])
+    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs if r)
+
+
+def verified(data: dict) -> dict:
+    """Per page with examples: the releases on which none of its examples failed and at least one
+    printed the page's output; the date of the newest of those runs; and, for each example that
+    differs on some of them (snippets/versions.toml), the releases it passed on itself."""
+    by_page: dict[str, list[str]] = {}
+    for name in snippet_names():
+        for page in pages_including(name):
+            by_page.setdefault(page, []).append(name)
+    result = {}
+    for page in sorted(by_page):
+        names = by_page[page]
+        passed = {name: [v for v in data["versions"] if status(data, v, name) == "✓"] for name in names}
+        releases = [v for v in data["versions"]
+                    if all(status(data, v, n) in "✓≠" for n in names) and any(v in passed[n] for n in names)]
+        result[page] = {
+            "releases": spans(releases, data["versions"]),
+            "count": len(releases),
+            "tested": len(data["versions"]),
+            "date": max((data["runs"][v]["date"] for v in releases), default=""),
+            "examples": {n: spans(passed[n], data["versions"]) for n in names
+                         if set(passed[n]) != set(releases)},
+        }
+    return result
+
+
 def render(data: dict) -> dict[Path, str]:
     return {
         OUT / "runs.md": run_rows(data),
         OUT / "pages.md": page_rows(data),
         OUT / "snippets.md": snippet_rows(data),
+        OUT / "verified.json": json.dumps(verified(data), indent=1, ensure_ascii=False) + "\n",
     }
 
 

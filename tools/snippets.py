@@ -288,19 +288,20 @@ def is_distributed(path: Path) -> bool:
     return "def worker(rank, world_size, port):" in path.read_text(encoding="utf-8")
 
 
-def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT
+def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Path = SNIPPETS
                     ) -> "dict[Path, subprocess.CompletedProcess[str]]":
     """Run several distributed script snippets from ONE process (tools/distributed_runner.py),
     which imports torch once and forks each script's two workers from there: a script run on its
     own costs a torch import in each of its processes. Each script gets DISTRIBUTED_TIMEOUT
     seconds (at most `timeout`). Returns, per script, what its own run would return: rank 0's
-    output then rank 1's, and a non-zero code if either rank raised or the script was killed."""
+    output then rank 1's, and a non-zero code if either rank raised or the script was killed.
+    The runner works in `cwd`; its temporary folder is each result's args[2]."""
     with tempfile.TemporaryDirectory(prefix="guide-distributed-") as folder:
         names = ", ".join(p.name for p in paths)
         runner = ROOT / "tools" / "distributed_runner.py"
         each = min(DISTRIBUTED_TIMEOUT, timeout)
         run = _run([sys.executable, str(runner), folder, str(each), *map(str, paths)],
-                   SNIPPETS, _script_env(folder), each * len(paths) + 60,
+                   cwd, _script_env(folder), each * len(paths) + 60,
                    f"the shared two-process run of {names} (tools/distributed_runner.py)")
         results = {}
         for path in paths:
