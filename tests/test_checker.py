@@ -291,7 +291,7 @@ def test_each_page_offers_its_examples_and_the_checker(site, page):
     checker_file = _resolve(site, built, links[-1])
     assert checker_file.parent == (site / "zh" if page.is_zh else site), f"{page.rel}: {links[-1]} leaves the language root"
     assert f"--page {name}</code>" in text, f"{page.rel}: the box does not give the page's checker command"
-    label = "在你的 torch 上检查" if page.is_zh else "check them on your torch"
+    label = "在你的 torch 上检查" if page.is_zh else "check every example of the guide on your torch"
     assert label in BOX.search(text).group(1), f"{page.rel}: the box is not in the page's language"
     for example in examples:
         if example.kind != "doctest":

@@ -515,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.list:
         for page in PAGES:
-            print(f"{page['name']:<24} {page['title']}  ({page['url']})")
+            print(f"{page['name']:<24} {page['title'].replace('`', '')}  ({page['url'] or 'home page'})")
             print(" " * 25 + ", ".join(page["snippets"]))
         return 0
     pages = [p for p in PAGES if not args.page or p["name"] in args.page]
@@ -598,4 +598,8 @@ SNIPPETS: dict = {}         # name -> kind, needs, text (doctest) or source and 
 # --- end of the generated data ---
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `python check_guide.py --list | head`
+        sys.stderr.close()
+        sys.exit(0)

@@ -186,8 +186,10 @@ def spans(versions: list[str], among: list[str]) -> str:
 
 def verified(data: dict) -> dict:
     """Per page with examples: the releases on which none of its examples failed and at least one
-    printed the page's output; the date of the newest of those runs; and, for each example that
-    differs on some of them (snippets/versions.toml), the releases it passed on itself."""
+    printed the page's output; the tested releases where its examples printed something else (the
+    page says what: snippets/versions.toml) or failed; the date of the newest of those runs; and,
+    for each example that passed on fewer releases, the releases it passed on itself. The home
+    page speaks for the whole guide: the releases on which no example of any page failed."""
     by_page: dict[str, list[str]] = {}
     for name in snippet_names():
         for page in pages_including(name):
@@ -196,16 +198,27 @@ def verified(data: dict) -> dict:
     for page in sorted(by_page):
         names = by_page[page]
         passed = {name: [v for v in data["versions"] if status(data, v, name) == "✓"] for name in names}
-        releases = [v for v in data["versions"]
-                    if all(status(data, v, n) in "✓≠" for n in names) and any(v in passed[n] for n in names)]
+        if page == "index.md":
+            everything = snippet_names()
+            releases = [v for v in data["versions"] if all(status(data, v, n) in "✓≠" for n in everything)]
+        else:
+            releases = [v for v in data["versions"]
+                        if all(status(data, v, n) in "✓≠" for n in names) and any(v in passed[n] for n in names)]
+        failing = [v for v in data["versions"] if any(status(data, v, n) == "✗" for n in names)]
         result[page] = {
             "releases": spans(releases, data["versions"]),
             "count": len(releases),
             "tested": len(data["versions"]),
             "date": max((data["runs"][v]["date"] for v in releases), default=""),
+            "differs": spans([v for v in data["versions"] if v not in releases and v not in failing],
+                             data["versions"]),
+            "fails": spans(failing, data["versions"]),
+            "total": len(names),
             "examples": {n: spans(passed[n], data["versions"]) for n in names
                          if set(passed[n]) != set(releases)},
         }
+        if page == "index.md":
+            result[page]["guide"] = len(everything)
     return result
 
 

@@ -11,7 +11,8 @@
    git-revision-date-localized plugin fills; that plugin finds no history with Debian 12's git
    2.39, whose `git log --diff-filter=r` lists nothing, so one `git log` here does it). A page not
    committed yet shows the build's date; a build outside a git checkout shows none.
-4. A description for the page's meta tags (search results, shared links): its first paragraph.
+4. A description for the page's meta tags (search results, shared links): its front matter's, or
+   its first paragraph, HTML-escaped for the templates that write it into an attribute.
 """
 
 from __future__ import annotations
@@ -38,14 +39,22 @@ DESCRIPTION_LENGTH = {"en": 200, "zh": 100}  # characters; Chinese packs more in
 TEXT = {
     "en": {
         "verified": "Verified on torch {releases}",
-        "tested": " ({count} of {tested} releases tested), {date}.",
-        "examples": " An example that differs on some releases shows its own range; the page says what differs.",
-        "range": "Printed this output on torch {releases}; the page says what differs elsewhere",
+        "tested": ": passed on {count} of the {tested} releases tested, on {date}.",
+        "guide": "The guide's examples are verified on torch {releases}",
+        "guide_tested": ": all {guide} ran on each of the {tested} releases tested, on {date}; each page shows its own range.",
+        "differs": " On torch {differs} its examples print something else; the page says what.",
+        "fails": " On torch {fails} an example fails: see the compatibility page.",
+        "examples": " {n} of the page's {total} examples print its output on fewer releases; each shows its own range.",
+        "range": "Prints this output on torch {releases}; the page says what differs on the others",
     },
     "zh": {
         "verified": "已在 torch {releases} 上验证",
-        "tested": "（测试的 {tested} 个版本中通过 {count} 个），{date}。",
-        "examples": "个别示例只在部分版本上输出相同，标题栏标出它自己的版本范围，差异见正文。",
+        "tested": "：测试的 {tested} 个版本中通过 {count} 个，运行于 {date}。",
+        "guide": "本指南的示例已在 torch {releases} 上验证",
+        "guide_tested": "：全部 {guide} 个示例在测试的 {tested} 个版本上都运行过，运行于 {date}；各页标出自己的版本范围。",
+        "differs": "在 torch {differs} 上示例的输出不同，正文有说明。",
+        "fails": "在 torch {fails} 上有示例失败，见兼容性页面。",
+        "examples": "{total} 个示例中有 {n} 个只在部分版本上输出与本页相同，代码块标题栏标出各自的版本范围。",
         "range": "在 torch {releases} 上输出与此相同；其他版本的差异见正文",
     },
 }
@@ -53,6 +62,7 @@ SYNC = {
     "in_step": "译文与英文原文同步。",
     "behind": "英文原文在本译文之后有 {count} 次修改（最近一次 {date}），请以<a href=\"{href}\">英文原文</a>为准。",
     "uncommitted": "英文原文有尚未提交的修改，请以<a href=\"{href}\">英文原文</a>为准。",
+    "new": "译文尚未提交，无法与英文原文比对。",
 }
 
 
@@ -63,21 +73,34 @@ def _verified() -> dict:
 
 @lru_cache(maxsize=1)
 def _translations() -> dict:
-    """docs/<page>.zh.md -> its Pair; {} outside a git checkout (a build from a tarball)."""
-    try:
-        return {pair.chinese: pair for pair in pairs(ROOT)}
-    except (OSError, subprocess.CalledProcessError):
+    """docs/<page>.zh.md -> its Pair; {} without the history (see has_history)."""
+    if not has_history():
         return {}
+    return {pair.chinese: pair for pair in pairs(ROOT)}
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+@lru_cache(maxsize=1)
+def has_history() -> bool:
+    """A git checkout with its whole history. A shallow clone (actions/checkout's default depth
+    of 1) would date every page at its one commit and find no translation behind: neither is
+    shown then."""
+    try:
+        return _git("rev-parse", "--is-shallow-repository").strip() == "false"
+    except (OSError, subprocess.CalledProcessError):
+        return False
 
 
 @lru_cache(maxsize=1)
 def _last_commits() -> dict[str, str] | None:
-    """docs/... path -> date (YYYY-MM-DD) of the newest commit that changed it; None outside git."""
-    try:
-        log = subprocess.run(["git", "log", "--format=%x00%cs", "--name-only", "--", "docs"], cwd=ROOT,
-                             capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
+    """docs/... and snippets/... path -> date (YYYY-MM-DD) of the newest commit that changed it;
+    None without the history."""
+    if not has_history():
         return None
+    log = _git("log", "--format=%x00%cs", "--name-only", "--", "docs", "snippets")
     dates: dict[str, str] = {}
     for entry in log.split("\0")[1:]:
         date, *names = entry.strip().split("\n")
@@ -86,11 +109,38 @@ def _last_commits() -> dict[str, str] | None:
     return dates
 
 
-def last_update(src_uri: str) -> str | None:
+INCLUDE = re.compile(r'^\s*--8<-- "(?P<name>[^"]+)"', re.MULTILINE)
+
+
+def sources(page_path: Path) -> list[str]:
+    """What a reader sees on the page comes from: its source, and the snippet files it includes
+    (a script's expected output with it). Paths relative to the repository."""
+    found = [page_path.relative_to(ROOT).as_posix()]
+    if page_path.suffix == ".md":
+        for name in INCLUDE.findall(page_path.read_text(encoding="utf-8")):
+            found.append(f"snippets/{name}")
+            if name.endswith(".py"):
+                found.append(f"snippets/{name[:-3]}.out")
+    return found
+
+
+def last_update(page_path: Path) -> str | None:
+    """The newest commit date among the page's sources; today for a source not committed yet."""
     dates = _last_commits()
     if dates is None:
         return None
-    return dates.get(f"docs/{src_uri}") or time.strftime("%Y-%m-%d", time.gmtime())
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    return max(dates.get(source, today) for source in sources(page_path))
+
+
+def localized(entry: dict | None, lang: str) -> dict | None:
+    """verified.json's entry with its release lists written as the language writes a list."""
+    if entry is None or lang != "zh":
+        return entry
+    fix = (lambda value: value.replace(", ", "、")) if lang == "zh" else (lambda value: value)
+    return {key: fix(value) if isinstance(value, str) else
+            {k: fix(v) for k, v in value.items()} if isinstance(value, dict) else value
+            for key, value in entry.items()}
 
 
 def _locale(page) -> str:
@@ -120,16 +170,19 @@ def _description(content: str, lang: str) -> str | None:
 
 def _status(page, lang: str, files) -> str:
     parts = []
-    entry = _verified().get(_english_source(page))
+    entry = localized(_verified().get(_english_source(page)), lang)
     if entry and entry["count"]:
         words = TEXT[lang]
         target = ("" if lang == "en" else f"{lang}/") + "compatibility/"
         href = get_relative_url(target, page.url) + "#by-page"
-        parts.append(
-            f'<a href="{href}">{html.escape(words["verified"].format(**entry))}</a>'
-            + html.escape(words["tested"].format(**entry))
-            + (html.escape(words["examples"]) if entry["examples"] else "")
-        )
+        guide = "guide" in entry
+        text = (f'<a href="{href}">{html.escape(words["guide" if guide else "verified"].format(**entry))}</a>'
+                + html.escape(words["guide_tested" if guide else "tested"].format(**entry)))
+        if not guide:
+            text += "".join(html.escape(words[key].format(**entry)) for key in ("differs", "fails") if entry[key])
+            if entry["examples"]:
+                text += html.escape(words["examples"].format(n=len(entry["examples"]), **entry))
+        parts.append(text)
     if lang == "zh":
         pair = _translations().get(f"docs/{page.file.src_uri}")
         if pair is not None:
@@ -138,25 +191,29 @@ def _status(page, lang: str, files) -> str:
             if pair.since:
                 date = pair.since[0].split()[1]
                 parts.append(SYNC["behind"].format(count=len(pair.since), date=date, href=href))
-            elif pair.uncommitted or not pair.translated_at:
+            elif not pair.translated_at:
+                parts.append(SYNC["new"])
+            elif pair.uncommitted:
                 parts.append(SYNC["uncommitted"].format(href=href))
             else:
                 parts.append(SYNC["in_step"])
     if not parts:
         return ""
-    return '<p class="guide-status">' + " ".join(parts) + "</p>"
+    return '<p class="guide-status">' + ("" if lang == "zh" else " ").join(parts) + "</p>"
 
 
 def on_page_content(content, page, config, files):
     lang = _locale(page)
-    date = last_update(page.file.src_uri)
+    date = last_update(Path(page.file.abs_src_path))
     if date:  # Material's partials/source-file.html shows it at the foot, labelled "Last update"
         page.meta["git_revision_date_localized"] = f'<span class="guide-last-update">{date}</span>'
-    if "description" not in page.meta:
-        description = _description(content, lang)
-        if description:
-            page.meta["description"] = description
-    entry = _verified().get(_english_source(page))
+    # Material writes page.meta.description into its meta tag as it is, unescaped: a quote in a
+    # front-matter description ended the attribute. Kept escaped here, for every template.
+    description = page.meta.get("description") or _description(content, lang)
+    if description:
+        plain = " ".join(html.unescape(_TAG.sub("", str(description))).split())
+        page.meta["description"] = html.escape(plain, quote=True)
+    entry = localized(_verified().get(_english_source(page)), lang)
     if entry and entry["examples"]:
         ranges = entry["examples"]
 
