@@ -96,7 +96,7 @@ test-docs: install-frameworks install-models system-packages  ## Every test but 
 	$(BIN)/python -m pytest -m "not browser"
 
 .PHONY: lighthouse
-lighthouse: install system-packages  ## Lighthouse scores (mobile) of three pages in both languages (npx, Chromium)
+lighthouse: install system-packages  ## Lighthouse scores (mobile, median of 3 runs) of every page in both languages, one run after another (about 45 min; npx, Chromium); build/lighthouse/scores.md
 	$(BIN)/python -m tools.lighthouse
 
 .PHONY: translation-status
