@@ -23,6 +23,7 @@ from pathlib import Path
 if str(Path(__file__).resolve().parent.parent) not in sys.path:  # MkDocs loads hooks by path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tools.checker import Example, page_examples, page_name, render  # noqa: E402
+from tools.notebook import notebook_json  # noqa: E402
 from tools.snippets import FENCE  # noqa: E402
 
 CHECKER = "check_guide.py"
@@ -133,18 +134,7 @@ def page_notebook(title: str, url: str, zh: bool, examples: list[Example]) -> st
             "source": _source_lines(code.rstrip("\n") + "\n"),
         })
         compiled = compiled or _compiles(example)
-    for number, cell in enumerate(cells, start=1):
-        cell["id"] = f"cell-{number:02d}"
-    notebook = {
-        "cells": cells,
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+    return notebook_json(cells)
 
 
 def _language_root(page, config) -> str:

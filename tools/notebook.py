@@ -57,6 +57,11 @@ def build(outline: Path) -> str:
             }
         )
     flush_prose()
+    return notebook_json(cells)
+
+
+def notebook_json(cells: list[dict]) -> str:
+    """An nbformat 4.5 notebook of these cells (numbered ids, a Python 3 kernel), as saved."""
     for number, cell in enumerate(cells, start=1):
         cell["id"] = f"cell-{number:02d}"
     notebook = {
