@@ -49,8 +49,8 @@ METRICS = {  # audit id -> column
 
 def build(site: Path, url: str) -> None:
     env = {**os.environ, "SITE_URL": url, "NO_MKDOCS_2_WARNING": "1"}
-    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],
-                   cwd=ROOT, env=env, check=True)
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)]
+    subprocess.run(command, cwd=ROOT, env=env, check=True)
 
 
 def site_pages(site: Path) -> list[str]:
@@ -144,8 +144,9 @@ def _cell(result: dict | None) -> str:
 
 def table(pages: list[str], results: dict, loads: dict, runs: int, failing: dict) -> str:
     langs = list(LANGUAGES)
+    version = LIGHTHOUSE.split("@")[1]
     lines = [
-        f"Lighthouse {LIGHTHOUSE.split('@')[1]}, mobile profile; each figure the median of {runs} run(s), "
+        f"Lighthouse {version}, mobile profile; each figure the median of {runs} run(s), "
         f"measured one after the other on {os.cpu_count()} CPU(s).",
         "",
         "Scores: performance / accessibility / best practices / SEO.",
@@ -153,14 +154,18 @@ def table(pages: list[str], results: dict, loads: dict, runs: int, failing: dict
         "| page | " + " | ".join(langs) + " |",
         "|---|" + "---|" * len(langs),
     ]
-    lines += [f"| {slug(p)} | " + " | ".join(_cell(results.get((lang, p))) for lang in langs) + " |" for p in pages]
-    perf = {lang: [r["performance"] for (lg, _), r in results.items() if lg == lang and "error" not in r] for lang in langs}
-    lines += ["", "Lowest performance score: " + ", ".join(
-        f"{lang} {min(v):g} ({sum(s < 95 for s in v)} of {len(v)} pages below 95)" for lang, v in perf.items() if v
-    ) + "."]
+    for p in pages:
+        lines.append(f"| {slug(p)} | " + " | ".join(_cell(results.get((lang, p))) for lang in langs) + " |")
+    lowest = []
+    for lang in langs:
+        perf = [r["performance"] for (lg, _), r in results.items() if lg == lang and "error" not in r]
+        if perf:
+            lowest.append(f"{lang} {min(perf):g} ({sum(s < 95 for s in perf)} of {len(perf)} pages below 95)")
+    lines += ["", "Lowest performance score: " + ", ".join(lowest) + "."]
     lines += [
         "",
-        "Performance metrics (ms; CLS unitless) and the machine's 1-minute load average while the page was measured:",
+        "Performance metrics (ms; CLS unitless) and the machine's 1-minute load average while the "
+        "page was measured:",
         "",
         "| page | language | " + " | ".join(METRICS.values()) + " | load |",
         "|---|---|" + "---|" * len(METRICS) + "---|",
@@ -173,8 +178,33 @@ def table(pages: list[str], results: dict, loads: dict, runs: int, failing: dict
             cells = [f"{r[c]:.3f}" if c == "CLS" else f"{r[c]:.0f}" for c in METRICS.values()]
             lines.append(f"| {slug(p)} | {lang} | " + " | ".join(cells) + f" | {loads[(lang, p)]} |")
     lines += ["", "Audits outside performance that lost points (median run):", ""]
-    lines += [f"- {cat}: {title}: {', '.join(where)}" for (cat, title), where in sorted(failing.items())] or ["- none"]
+    audits = [f"- {cat}: {title}: {', '.join(where)}" for (cat, title), where in sorted(failing.items())]
+    lines += audits or ["- none"]
     return "\n".join(lines) + "\n"
+
+
+def score_all(site: Path, url: str, pages: list[str], runs: int) -> str:
+    """Score each page in each language; scores.md rewritten after each page."""
+    results, loads, failing = {}, {}, {}
+    for p in pages:
+        for lang, root in LANGUAGES.items():
+            if not (site / root / p / "index.html").exists():
+                results[(lang, p)] = {"error": "no such page"}
+                continue
+            started, before = time.perf_counter(), os.getloadavg()[0]
+            report = OUT / f"{lang}-{slug(p).replace('/', '_')}.json"
+            result = results[(lang, p)] = median_run(url + root + p, runs, report)
+            loads[(lang, p)] = f"{before:.1f}-{os.getloadavg()[0]:.1f}"
+            if "error" not in result:
+                for audit in failing_audits(report):
+                    failing.setdefault(audit, []).append(f"{lang} {slug(p)}")
+            print(f"{lang} {slug(p)}: {_cell(result)} ({time.perf_counter() - started:.0f} s, "
+                  f"load {loads[(lang, p)]})", file=sys.stderr, flush=True)
+            (OUT / "scores.md").write_text(table(pages, results, loads, runs, failing), encoding="utf-8")
+    text = table(pages, results, loads, runs, failing)
+    if any("error" in r for r in results.values()):
+        text += "\nSome pages could not be scored: see 'failed' above.\n"
+    return text
 
 
 def main() -> None:
@@ -183,14 +213,16 @@ def main() -> None:
     parser.add_argument("--port", type=int, help="the port the existing build was built for")
     parser.add_argument("--runs", type=int, default=3, help="runs per page; the median is reported")
     parser.add_argument("--pages", nargs="+", metavar="PAGE",
-                        help="only these pages, in both languages: home, pitfalls, techniques/retain-grad "
-                             "(or retain-grad), notebooks/intermediate-gradients ...")
+                        help="only these pages, in both languages: home, pitfalls, "
+                             "techniques/retain-grad (or retain-grad), notebooks/intermediate-gradients ...")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     if chromium_path() is None:
         sys.exit("Debian's chromium is not installed: make system-packages")
     OUT.mkdir(parents=True, exist_ok=True)
+    for old in OUT.glob("*.json"):  # a report left from an earlier run would pass for this one's
+        old.unlink()
     with tempfile.TemporaryDirectory(prefix="guide-lighthouse-") as folder:
         port = args.port or free_port()
         site = args.site
@@ -201,30 +233,14 @@ def main() -> None:
         if args.pages:
             pages = select(pages, args.pages)
         server = Server(site, port)
-        results, loads, failing = {}, {}, {}
         try:
-            for p in pages:
-                for lang, root in LANGUAGES.items():
-                    if not (site / root / p / "index.html").exists():
-                        results[(lang, p)] = {"error": "no such page"}
-                        continue
-                    started, before = time.perf_counter(), os.getloadavg()[0]
-                    report = OUT / f"{lang}-{slug(p).replace('/', '_')}.json"
-                    result = results[(lang, p)] = median_run(server.url + root + p, args.runs, report)
-                    loads[(lang, p)] = f"{before:.1f}-{os.getloadavg()[0]:.1f}"
-                    if "error" not in result:
-                        for audit in failing_audits(report):
-                            failing.setdefault(audit, []).append(f"{lang} {slug(p)}")
-                    print(f"{lang} {slug(p)}: {_cell(result)} ({time.perf_counter() - started:.0f} s, "
-                          f"load {loads[(lang, p)]})", file=sys.stderr, flush=True)
-                    (OUT / "scores.md").write_text(table(pages, results, loads, args.runs, failing), encoding="utf-8")
+            text = score_all(site, server.url, pages, args.runs)
         finally:
             server.close()
-    text = table(pages, results, loads, args.runs, failing)
     (OUT / "scores.md").write_text(text, encoding="utf-8")
     print(text)
-    if any("error" in r for r in results.values()):
-        sys.exit("some pages could not be scored: see 'failed' above")
+    if "could not be scored" in text:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
