@@ -137,7 +137,9 @@ def localized(entry: dict | None, lang: str) -> dict | None:
     """verified.json's entry with its release lists written as the language writes a list."""
     if entry is None or lang != "zh":
         return entry
-    fix = (lambda value: value.replace(", ", "、")) if lang == "zh" else (lambda value: value)
+    def fix(value: str) -> str:
+        return value.replace(", ", "、")
+
     return {key: fix(value) if isinstance(value, str) else
             {k: fix(v) for k, v in value.items()} if isinstance(value, dict) else value
             for key, value in entry.items()}
