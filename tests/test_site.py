@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 
@@ -490,7 +490,7 @@ def test_links_work_under_any_site_path(site):
     problems = []
     for built in sorted(site.rglob("*.html")):
         rel = built.relative_to(site).as_posix()
-        if rel == "404.html":  # served at any address: MkDocs writes it with site_url's path
+        if rel.rpartition("/")[2] == "404.html":  # served at any address: links keep site_url's path
             continue
         base = "http://h/sub/" + rel
         for href in _HREF.findall(_read(built)):
@@ -508,3 +508,24 @@ def test_links_work_under_any_site_path(site):
             if not (target.is_file() or (target / "index.html").is_file()):
                 problems.append(f"{rel}: {href} -> nothing at {target.relative_to(site)}")
     assert not problems, f"{len(problems)} links would break:\n" + "\n".join(problems[:30])
+
+
+_NOT_FOUND_H1 = {"en": "<h1>404 - Not found</h1>", "zh": "<h1>404 - 找不到这个页面</h1>"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_language_has_its_own_not_found_page(site, lang):
+    """i18n wrote every language's 404.html to the site root, the last language's winning
+    (tools/mkdocs_hooks.py, 9): each language root has its own, in its language, whose language
+    links lead to the language roots and whose search uses its own language's index."""
+    root = "" if lang == "en" else f"{lang}/"
+    page = site / root / "404.html"
+    assert page.is_file(), f"no {root}404.html in the build"
+    text = _read(page)
+    assert f'<html lang="{lang}"' in text, f"{root}404.html: not a {lang} page"
+    assert _NOT_FOUND_H1[lang] in text, f"{root}404.html: title is not {_NOT_FOUND_H1[lang]}"
+    path = urlsplit(SITE_URL).path  # the 404 page is served at any address: site_url's path
+    switch = dict((code, href) for href, code in re.findall(r'<a href="([^"]*)" hreflang="([^"]+)" class="md-select__link"', text))
+    assert switch == {"en": path, "zh": f"{path}zh/"}, f"{root}404.html: language links {switch}"
+    base = re.search(r'"base": "([^"]*)"', text)[1]
+    assert base == path + root, f"{root}404.html: search looks for its index under {base}"

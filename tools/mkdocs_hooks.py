@@ -19,6 +19,12 @@
 7. Material's search dialog has no accessible name: it gets one, in the page's language; the
    notebook cells' copy buttons get their label in the page's language too.
 8. pycon lines of printed output get the class the copy button's CSS hides them by.
+9. i18n builds each language into the same site_dir, so the last one's 404.html overwrote the
+   English one (ultrabug/mkdocs-static-i18n#284): a mistyped English address showed a Chinese
+   page whose language links led to the last page rendered. Each language now keeps its own
+   404.html at its root (/404.html, /zh/404.html: hosts that look for the nearest 404.html up the
+   path, as Cloudflare Pages does, serve the reader's language; GitHub Pages serves the root one),
+   with its language links at the language roots and its search on its own language's index.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mkdocs.plugins import event_priority
 
@@ -122,6 +129,34 @@ def on_post_page(output, page, config):
     return _search_root(head + sep + body, page)
 
 
+_SWITCH_LINK = re.compile(r'<a href="[^"]*" hreflang="(?P<lang>[\w-]+)" class="md-select__link"')
+_NOT_FOUND_TITLE = {"en": "404 - Not found", "zh": "404 - 找不到这个页面"}
+_not_found: dict[str, str] = {}  # language -> its 404.html, written at its root by on_post_build
+
+
+@event_priority(-300)  # after tools/page_speed.py's on_post_template, on the final text
+def on_post_template(output, template_name, config):
+    i18n = config.plugins.get("i18n")
+    if template_name != "404.html" or i18n is None:
+        return output
+    lang, default = i18n.current_language, i18n.default_language
+    # served at any address, so its links keep site_url's path (as MkDocs writes this page)
+    root = urlsplit(config.site_url).path or "/"
+    here = lambda code: root + ("" if code == default else f"{code}/")  # noqa: E731
+    # i18n leaves the alternates of the last page rendered: point them at the language roots
+    output = _SWITCH_LINK.sub(lambda m: f'<a href="{here(m["lang"])}" hreflang="{m["lang"]}" class="md-select__link"', output)
+    head, sep, body = output.partition("</head>")
+    head = _HEAD_ALTERNATE.sub(
+        lambda m: f'<link rel="alternate" href="{_language_root(config, m["lang"])}" hreflang="{m["lang"]}">', head
+    )
+    output = head + sep + body
+    if lang != default:
+        output = _CONFIG_BASE.sub(lambda m: f"{m[1]}{here(lang)}{m[3]}", output, count=1)
+        output = output.replace(f"<h1>{_NOT_FOUND_TITLE[default]}</h1>", f"<h1>{_NOT_FOUND_TITLE.get(lang, _NOT_FOUND_TITLE[default])}</h1>", 1)
+    _not_found[lang] = output
+    return output
+
+
 _URL_ENTRY = re.compile(r"\s*<url>.*?</url>", re.DOTALL)
 _CONFIG_BASE = re.compile(r'(<script id="__config" type="application/json">\{"annotate": [^,]*, "base": ")([^"]*)(")')
 
@@ -180,6 +215,9 @@ def on_post_build(config):
         _write_index(site / lang / "search" / "search_index.json", index, mine)
         docs = [d for d in docs if not d["location"].startswith(f"{lang}/")]
     _write_index(index_path, index, docs)
+    for lang, text in _not_found.items():
+        (site / ("" if lang == i18n.default_language else lang) / "404.html").write_text(text, encoding="utf-8")
+    _not_found.clear()
 
 
 def _write_index(path: Path, index: dict, docs: list[dict]) -> None:
