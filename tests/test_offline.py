@@ -10,7 +10,7 @@ from tools.snippets import SNIPPETS, Snippet
 # What fetches pretrained weights or files from a hub; the examples build their models instead.
 DOWNLOADS = re.compile(
     r"from_pretrained\(|hf_hub_download|snapshot_download|load_state_dict_from_url|torch\.hub\.load"
-    r"|pretrained=True|weights=(?!None\b)"
+    r"|pretrained=True|\bweights=(?!None\b)"  # \b: not need_weights=
 )
 
 
