@@ -122,11 +122,16 @@ def on_post_page(output, page, config):
     output = output.replace(_SEARCH_DIALOG, _SEARCH_DIALOG[:-1] + f' aria-label="{_SEARCH_LABEL[lang]}">', 1)
     # mkdocs-jupyter's copy buttons on notebook cells say "Copy to Clipboard" in every language
     output = output.replace('aria-label="Copy to Clipboard"', f'aria-label="{_COPY_LABEL[lang]}"')
+    return _search_root(_alternates_at_roots(output, config), page)
+
+
+def _alternates_at_roots(output: str, config) -> str:
+    """The head's hreflang alternates, pointed at the language roots (item 4)."""
     head, sep, body = output.partition("</head>")
     head = _HEAD_ALTERNATE.sub(
         lambda m: f'<link rel="alternate" href="{_language_root(config, m["lang"])}" hreflang="{m["lang"]}">', head
     )
-    return _search_root(head + sep + body, page)
+    return head + sep + body
 
 
 _SWITCH_LINK = re.compile(r'<a href="[^"]*" hreflang="(?P<lang>[\w-]+)" class="md-select__link"')
@@ -145,11 +150,7 @@ def on_post_template(output, template_name, config):
     here = lambda code: root + ("" if code == default else f"{code}/")  # noqa: E731
     # i18n leaves the alternates of the last page rendered: point them at the language roots
     output = _SWITCH_LINK.sub(lambda m: f'<a href="{here(m["lang"])}" hreflang="{m["lang"]}" class="md-select__link"', output)
-    head, sep, body = output.partition("</head>")
-    head = _HEAD_ALTERNATE.sub(
-        lambda m: f'<link rel="alternate" href="{_language_root(config, m["lang"])}" hreflang="{m["lang"]}">', head
-    )
-    output = head + sep + body
+    output = _alternates_at_roots(output, config)
     if lang != default:
         output = _CONFIG_BASE.sub(lambda m: f"{m[1]}{here(lang)}{m[3]}", output, count=1)
         output = output.replace(f"<h1>{_NOT_FOUND_TITLE[default]}</h1>", f"<h1>{_NOT_FOUND_TITLE.get(lang, _NOT_FOUND_TITLE[default])}</h1>", 1)
