@@ -3,6 +3,8 @@
     make matrix                                  # every version, one after the other
     .venv/bin/nox -s "doctests(torch='2.6.0')"   # one version
     NOX_KEEP=1 make matrix                       # keep each version's venv and uv cache
+    RECORD=1 make matrix                         # first record what gated snippets print on each
+                                                 # release (snippets/releases/; review the diff)
     make test-py313                              # the pins on Python 3.13 (not part of the matrix)
 
 Each version gets a fresh uv venv with the project's pinned requirements, torch and torchvision
@@ -35,7 +37,8 @@ RESULTS = ROOT / "build" / "matrix"
 PYTHON_RESULTS = ROOT / "build" / "python"
 
 # The reference first, then newer and older releases.
-TORCH_VERSIONS = ["2.13.0", "2.14.1", "2.15.0", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
+PINNED = "2.13.0"  # requirements.txt
+TORCH_VERSIONS = [PINNED, "2.14.1", "2.15.0", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
 
 # torchvision's release for each (its wheel pins torch, up to 0.28; 0.29 needs torch >= 2.14).
 TORCHVISION = {
@@ -72,6 +75,10 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
         session.install("-r", "requirements-frameworks.txt", "-r", "requirements-models.txt", *override)
         session.run("python", "-c", "import sys, torch; print('Python', sys.version.split()[0], "
                     "'torch', torch.__version__, 'torchvision', __import__('torchvision').__version__)")
+        if os.environ.get("RECORD") == "1" and torch and torch != PINNED:
+            # what the gated snippets print on this release: snippets/releases/ (review the diff)
+            session.run("python", "-m", "tools.refresh_outputs", "--release",
+                        env={"NO_MKDOCS_2_WARNING": "1"})
         junit.parent.mkdir(parents=True, exist_ok=True)
         session.run(
             "python", "-m", "pytest", *DOCTESTS, "-q", "-p", "no:cacheprovider",

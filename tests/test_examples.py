@@ -4,9 +4,9 @@ Test ids name the file and line: `snippets/retain_grad.md:12`. Examples of one f
 namespace and run in order, as on the page.
 
 A snippet listed in snippets/versions.toml prints what its page shows on some torch releases
-only. On the others its examples run as one test that must fail (strict xfail, reported as
-such): the difference is expected and shown, never skipped, and a gate that is no longer needed
-fails the run.
+only. On the others its examples run as one test that compares them exactly with what that
+release printed in a real run, recorded in snippets/releases/<name>.md (tools/releases.py): a
+difference nobody recorded, a crash, or a release with no recorded output fails.
 
 The documents that import a library outside requirements.txt run in a second pytest process,
 started right after collection (below, "The second process"); their tests here report its outcome
@@ -29,11 +29,14 @@ from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
 from tools.snippets import (
-    DOCS, FLAGS, ROOT, SNIPPETS, PyconParser, module_globals, torch_release, version_gates,
+    DOCS, FLAGS, ROOT, SNIPPETS, PyconParser, module_globals, release_problems, torch_release,
+    version_gates,
 )
 
 SYBILS = [
-    Sybil(parsers=[PyconParser()], path=str(SNIPPETS), patterns=["*.md"], name="snippets"),
+    # snippets/releases/ holds other releases' outputs of gated snippets: compared by ReleaseRun
+    Sybil(parsers=[PyconParser()], path=str(SNIPPETS), patterns=["*.md"], excludes=["releases/*"],
+          name="snippets"),
     Sybil(
         parsers=[PyconParser(), PythonCodeBlockParser(doctest_optionflags=FLAGS)],
         path=str(DOCS),
@@ -44,6 +47,26 @@ SYBILS = [
 
 
 ONLY = "GUIDE_EXAMPLES_ONLY"  # set in the second process: the documents it runs (see below)
+
+
+class ReleaseRun:
+    """A gated snippet on a release its gate excludes: run and compared exactly with what
+    snippets/releases/<name>.md recorded from a real run of this release (tools/releases.py)."""
+
+    def __init__(self, path: Path, namespace: dict) -> None:
+        self.path, self.namespace = str(path), namespace
+
+    def evaluate(self) -> None:
+        problem = release_problems(Path(self.path), VERSION, self.namespace)
+        if problem:
+            raise AssertionError(problem)
+
+
+def _first(value):
+    """The first example of a test's parameter (something with a .path)."""
+    if isinstance(value, tuple):
+        return value[0][0]
+    return value[0] if isinstance(value, list) else value
 
 
 def _examples():
@@ -62,10 +85,8 @@ def _examples():
                     if gate.warns:  # the page's output, and the warning the page mentions
                         yield pytest.param((examples, gate.warns), id=f"{rel} (may warn outside {gate.label})")
                     else:
-                        yield pytest.param(
-                            examples, id=f"{rel} ({gate.label})",
-                            marks=pytest.mark.xfail(strict=True, reason=f"{gate.label}: {gate.why}"),
-                        )
+                        yield pytest.param(ReleaseRun(path, document.namespace),
+                                           id=f"{rel} (differs on torch {VERSION}: snippets/releases/{path.stem}.md)")
                     continue
                 for example in document.examples():
                     yield pytest.param(example, id=f"{rel}:{example.line}")
@@ -100,6 +121,7 @@ def evaluate(example) -> None:
 
 GATES = version_gates()
 RELEASE = torch_release()
+VERSION = __import__("torch").__version__.split("+")[0]
 EXAMPLES = list(_examples())
 
 # --- The second process --------------------------------------------------------------------
@@ -116,8 +138,7 @@ def _second_process_documents() -> list[str]:
         return []
     found = []
     for param in EXAMPLES:
-        first = param.values[0]
-        first = first[0][0] if isinstance(first, tuple) else first[0] if isinstance(first, list) else first
+        first = _first(param.values[0])
         rel = Path(first.path).relative_to(ROOT).as_posix()
         if rel not in found and set(_IMPORT.findall(Path(first.path).read_text(encoding="utf-8"))) & set(OPTIONAL):
             found.append(rel)
@@ -217,12 +238,12 @@ def _as_in_a_fresh_process(example) -> None:
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_example(example, request):
-    first = example[0][0] if isinstance(example, tuple) else example[0] if isinstance(example, list) else example
+    first = _first(example)
     if Path(first.path).relative_to(ROOT).as_posix() in SECOND:
         outcome, message = _second_outcome(request.node.nodeid)
         if outcome == "failed":
             pytest.fail(message, pytrace=False)
-        if outcome == "xfailed":  # failed there as its gate expects: fail here too (strict xfail)
+        if outcome == "xfailed":  # no example is expected to fail: report it as the failure it is
             raise AssertionError(message)
         return
     _as_in_a_fresh_process(first)

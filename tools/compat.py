@@ -31,6 +31,7 @@ DATA = OUT / "results.json"
 VERSIONS = ["2.13.0", "2.15.0", "2.14.1", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
 INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"/]+)"', re.MULTILINE)
 EXAMPLE = re.compile(r"\[(?P<file>(?:snippets|docs)/[^\]:\s]+)(?::(?P<line>\d+))?")
+RECORDED = re.compile(r"\(differs on torch [^)]*snippets/releases/[^)]*\)")
 
 
 def snippet_names() -> list[str]:
@@ -39,12 +40,16 @@ def snippet_names() -> list[str]:
 
 
 def digest(name: str) -> str:
-    """A snippet's files as the matrix ran them: <name>.md, or <name>.py and its <name>.out."""
+    """A snippet's files as the matrix ran them: <name>.md, or <name>.py and its <name>.out, and
+    what it prints on other releases (snippets/releases/<name>.md), if it is gated."""
     sha = hashlib.sha256()
     for suffix in (".md", ".py", ".out"):
         path = SNIPPETS / f"{name}{suffix}"
         if path.exists():
             sha.update(suffix.encode() + b"\0" + path.read_bytes())
+    recorded = SNIPPETS / "releases" / f"{name}.md"
+    if recorded.exists():
+        sha.update(b"releases\0" + recorded.read_bytes())
     return sha.hexdigest()[:16]
 
 
@@ -73,6 +78,8 @@ def read_run(path: Path) -> dict:
         if problem is not None and key not in failed:
             message = (problem.get("message") or "").strip().splitlines()
             failed[key] = f"{line}: {message[0][:160] if message else ''}".strip(": ")
+        elif problem is None and RECORDED.search(case.get("name", "")):  # printed what this release recorded
+            gated[key] = RECORDED.search(case.get("name", ""))[0].strip("()")
     return {
         "date": suite.get("timestamp", "")[:10],
         "seconds": round(float(suite.get("time", 0))),

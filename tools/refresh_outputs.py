@@ -6,6 +6,8 @@ Doctest snippets (snippets/<name>.md) get their output lines rewritten in place;
     python -m tools.refresh_outputs            # every snippet
     python -m tools.refresh_outputs retain_grad register_hook_save_grad
     python -m tools.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
+    python -m tools.refresh_outputs --release  # on another torch: record what the gated snippets
+                                               # print there (snippets/releases/, tools/releases.py)
 
 Each snippet runs as its copied script runs, in a fresh module, exactly as the tests run it,
 and every expected output becomes what the run printed, with memory addresses and
@@ -16,13 +18,16 @@ is a diff to review.
 from __future__ import annotations
 
 import argparse
+import doctest
 import re
 import sys
+import traceback
 
-from tools import offline
+from tools import offline, releases
 from tools.snippets import (
-    SNIPPETS, Snippet, load_all, module_globals, run_as_script, run_script, script_output,
-    script_paths,
+    ROOT, SNIPPETS, Snippet, echo_message, is_distributed, load_all, module_globals, run_as_script,
+    run_distributed, run_script,
+    script_output, script_paths, torch_release, version_gates,
 )
 
 # Values that differ from machine to machine or run to run, written in the ELLIPSIS form that the
@@ -45,22 +50,42 @@ def _as_want(got: str, indent: int) -> list[str]:
     return [" " * indent + (line or "<BLANKLINE>") + "\n" for line in lines]
 
 
-def refresh(snippet: Snippet) -> tuple[str, int]:
-    """Return the snippet's text with fresh outputs, and how many examples' outputs changed."""
+def _run_examples(snippet: Snippet, on_release: bool) -> tuple[list[doctest.Example], dict, str | None]:
+    """Run the snippet's examples in order: their outputs, by id. On another release an example
+    that raises ends the run: the exception is its output, and the examples after it are left out."""
     examples = snippet.examples()
     namespace = module_globals(f"snippet_{snippet.name}")
-    got = {}
-    for example in examples:
+    got: dict[int, str] = {}
+    for index, example in enumerate(examples):
+        where = f"{snippet.rel}, line {snippet.text[:snippet.fence.start('body')].count(chr(10)) + example.lineno + 1}"
+        echoes: list = []
         try:
-            got[id(example)] = run_as_script(example.source, namespace, snippet.rel)
+            got[id(example)] = run_as_script(example.source, namespace, snippet.rel, echoes)
         except Exception as err:
+            if on_release:
+                return examples[: index + 1], got, "".join(traceback.format_exception_only(type(err), err))
             raise SnippetRaised(
-                f"{snippet.rel}, line {example.lineno + 2}: {type(err).__name__}: {err}\n"
+                f"{where}: {type(err).__name__}: {err}\n"
                 "A snippet must run as a copied script: catch an expected error and print it."
             ) from err
+        if echoes:
+            raise SnippetRaised(echo_message(example.source, echoes, where))
+    return examples, got, None
 
+
+def refresh(snippet: Snippet, on_release: bool = False) -> tuple[str, int]:
+    """Return the snippet's text with fresh outputs, and how many examples' outputs changed. On
+    another release (`on_release`), the text is the transcript tools.releases records: the fence's
+    body only, ending with the example that raised, if one did."""
+    examples, got, raised = _run_examples(snippet, on_release)
     fence = snippet.fence
     body = fence["body"].splitlines(keepends=True)
+    if raised is not None:  # keep the examples that ran; the last one shows its exception
+        last = examples[-1]
+        start = last.lineno + last.source.count("\n")
+        exception = ["Traceback (most recent call last):\n", "  ...\n", *raised.splitlines(keepends=True)]
+        body = body[:start] + _as_want("".join(exception), last.indent)
+        examples = examples[:-1]
     changed = 0
     for example in reversed(examples):
         start = example.lineno + example.source.count("\n")
@@ -69,8 +94,54 @@ def refresh(snippet: Snippet) -> tuple[str, int]:
         if body[start:end] != fresh:
             body[start:end] = fresh
             changed += 1
+    if on_release:
+        return "".join(body), changed
     text = snippet.text[: fence.start("body")] + "".join(body) + snippet.text[fence.end("body") :]
     return text, changed
+
+
+def pinned_torch() -> str:
+    return re.search(r"^torch==(\S+)", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.MULTILINE)[1]
+
+
+def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
+    """On a torch other than the pin: record what each snippet gated off this release prints here
+    (snippets/releases/<name>.md); forget this release for the others. Returns how many changed."""
+    import torch
+
+    version = torch.__version__.split("+")[0]
+    gates = version_gates()
+    here = torch_release()
+    changed = 0
+    for snippet in snippets:
+        gate = gates.get(snippet.name)
+        if gate is None or not gate.excludes(here) or gate.warns:
+            done = False if check else releases.forget(snippet.name, snippet.path.name, version)
+        else:
+            body, _ = refresh(snippet, on_release=True)
+            if body == snippet.fence["body"]:
+                print(f"same as the page: {snippet.rel} prints the page's output on torch {version}: "
+                      f"its gate in snippets/versions.toml is not needed here")
+            stale = (releases.for_release(snippet.name, version) or releases.Section([], "", "")).body != body
+            done = stale if check else releases.record(snippet.name, snippet.path.name, version, "pycon", body)
+        changed += _report(done, check, snippet.name, version)
+    for script in scripts:
+        gate = gates.get(script.stem)
+        if gate is None or not gate.excludes(here):
+            done = False if check else releases.forget(script.stem, script.name, version)
+        else:
+            result = (run_distributed([script])[script] if is_distributed(script) else run_script(script))
+            body = releases.script_body(script_output(result), result.returncode, result.stderr)
+            stale = (releases.for_release(script.stem, version) or releases.Section([], "", "")).body != body
+            done = stale if check else releases.record(script.stem, script.name, version, "text", body)
+        changed += _report(done, check, script.stem, version)
+    return changed
+
+
+def _report(done: bool, check: bool, name: str, version: str) -> int:
+    if done:
+        print(f"{'stale' if check else 'rewrote'}: snippets/releases/{name}.md (torch {version})")
+    return int(done)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +149,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="snippet names (default: all)")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
+    parser.add_argument("--release", action="store_true",
+                        help="on a torch other than the pin: record what the gated snippets print "
+                             "on it (snippets/releases/)")
     args = parser.parse_args(argv)
+    import torch
+
+    installed, pinned = torch.__version__.split("+")[0], pinned_torch()
+    if args.release == (installed == pinned):
+        parser.error(f"torch {installed} is installed and requirements.txt pins {pinned}: "
+                     + ("--release records another release's outputs; run it there (make matrix RECORD=1)"
+                        if args.release else
+                        "the pages show the pin's outputs; on this release use --release"))
 
     snippets = load_all()
     scripts = script_paths()
@@ -91,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
         snippets = [known[name] for name in args.names if name in known]
         scripts = [known_scripts[name] for name in args.names if name in known_scripts]
 
+    if args.release:
+        changed = record_releases(snippets, scripts, args.check)
+        print(f"{len(snippets) + len(scripts)} snippets on torch {installed}: {changed} release outputs changed")
+        return 1 if args.check and changed else 0
     changed = 0
     for snippet in snippets:
         text, stale = refresh(snippet)

@@ -38,15 +38,51 @@ FENCE = re.compile(
 TITLE = re.compile(r'title="(?P<title>[^"]+)"')
 
 
-def run_as_script(source: str, namespace: dict, filename: str) -> str:
+def run_as_script(source: str, namespace: dict, filename: str, echoes: list | None = None) -> str:
     """Run one example's code as a copied script runs it, and return what it printed.
 
-    Mode "exec", not doctest's "single": a bare expression prints nothing, as in a script.
+    A bare expression prints nothing, as in a script. With `echoes`, the example is compiled as
+    the >>> prompt compiles it (doctest's "single" mode) and each value the prompt would echo
+    there (anything but None) is appended to `echoes` instead of being printed: a transcript that
+    does not show it would be false at a real prompt.
     """
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(source, filename, "exec"), namespace)
+    mode = "exec"
+    if echoes is not None:
+        try:
+            code = compile(source, filename, "single")
+            mode = "single"
+        except SyntaxError:  # not one interactive statement: run it as a script
+            code = compile(source, filename, "exec")
+    else:
+        code = compile(source, filename, "exec")
+    hook = sys.displayhook
+    if mode == "single":
+        sys.displayhook = lambda value: echoes.append(value) if value is not None else None
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(code, namespace)
+    finally:
+        sys.displayhook = hook
     return printed.getvalue()
+
+
+def echo_message(source: str, echoes: list, where: str) -> str:
+    """Why an example is false at the >>> prompt: the values it would echo there."""
+    reprs = [_short_repr(value) for value in echoes]
+    shown = reprs[0] + (f" ({len(reprs)} values)" if len(reprs) > 1 else "")
+    statement = source.strip().splitlines()[0]
+    return (f"{where}: pasted at a >>> prompt, `{statement}` also shows {shown}, which the transcript "
+            "does not: assign the value (`_ = ...`) or print it and show its output")
+
+
+def _short_repr(value) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a value whose repr fails still echoes something
+        text = f"<{type(value).__name__}>"
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x...", " ".join(text.split()))
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class ScriptEvaluator:
@@ -62,8 +98,12 @@ class ScriptEvaluator:
 
     def __call__(self, example) -> str | None:
         parsed: doctest.Example = example.parsed
-        printed = run_as_script(parsed.source, example.namespace, f"{example.path}:{example.line}")
+        echoes: list = []
+        printed = run_as_script(parsed.source, example.namespace, f"{example.path}:{example.line}", echoes)
         if self.checker.check_output(parsed.want, printed, self.optionflags):
+            if echoes:
+                where = f"{Path(example.path).resolve().relative_to(ROOT)}:{example.line}"
+                return echo_message(parsed.source, echoes, where)
             return None
         hint = ("" if printed or not parsed.want else
                 "\nA bare expression shows its value at the >>> prompt but not in a script: print() it.")
@@ -326,3 +366,71 @@ def script_output(result: "subprocess.CompletedProcess[str]") -> str:
 
 def load_all() -> list[Snippet]:
     return [Snippet.load(path) for path in snippet_paths()]
+
+
+# --- Release outputs: what a gated snippet prints on the releases its page's output skips ------
+
+def release_problems(path: Path, version: str, namespace: dict) -> str | None:
+    """Run snippets/<name>.md on this torch (`version`, excluded by its gate) and compare it with
+    what snippets/releases/<name>.md recorded for this release; None if it printed exactly that.
+
+    The recorded transcript must hold the snippet's own code: it ends early only after an example
+    that raised, and that exception (type and message) is then the output compared."""
+    import traceback
+
+    from tools import releases
+
+    snippet = Snippet.load(path)
+    recorded_at = f"snippets/releases/{snippet.name}.md"
+    section = releases.for_release(snippet.name, version)
+    if section is None:
+        return (f"{snippet.rel} prints something else on torch {version} (snippets/versions.toml), and "
+                f"{recorded_at} has no output recorded for it: on torch {version}, run "
+                f"`python -m tools.refresh_outputs --release` (`make matrix RECORD=1` does) and review the diff")
+    recorded, page = section.examples(), snippet.examples()
+    if [e.source for e in recorded] != [e.source for e in page[: len(recorded)]]:
+        return (f"{recorded_at} (torch {', '.join(section.releases)}) was recorded from other code than "
+                f"{snippet.rel} holds now: record it again on torch {version}")
+    checker = OutputChecker()
+    offset = snippet.text[: snippet.fence.start("body")].count("\n") + 1
+    for example in recorded:
+        where = f"{snippet.rel}:{offset + example.lineno} on torch {version}"
+        echoes: list = []
+        try:
+            printed = run_as_script(example.source, namespace, where, echoes)
+        except Exception as err:
+            raised = "".join(traceback.format_exception_only(type(err), err))
+            if example.exc_msg is not None and checker.check_output(example.exc_msg, raised, FLAGS):
+                return None  # the recorded end of the run
+            return (f"{where} raised, which {recorded_at} does not record:\n"
+                    + "".join(traceback.format_exception(type(err), err, err.__traceback__)[-6:]))
+        if example.exc_msg is not None:
+            return f"{where}: {recorded_at} records {example.exc_msg.strip()!r}, and nothing was raised"
+        if not checker.check_output(example.want, printed, FLAGS):
+            return (f"{where} printed something other than {recorded_at} records:\n"
+                    + checker.output_difference(example, printed, FLAGS))
+        if echoes:
+            return echo_message(example.source, echoes, where)
+    return None
+
+
+def release_script_problems(path: Path, version: str, result: "subprocess.CompletedProcess[str]") -> str | None:
+    """A script snippet's run on a release its gate excludes, against its recorded output."""
+    from tools import releases
+
+    recorded_at = f"snippets/releases/{path.stem}.md"
+    section = releases.for_release(path.stem, version)
+    rel = path.relative_to(ROOT).as_posix()
+    if section is None:
+        return (f"{rel} prints something else on torch {version} (snippets/versions.toml), and {recorded_at} "
+                f"has no output recorded for it: on torch {version}, run `python -m tools.refresh_outputs "
+                f"--release` (`make matrix RECORD=1` does) and review the diff")
+    got = releases.script_body(script_output(result), result.returncode, result.stderr)
+    if got == section.body:
+        return None
+    import difflib
+
+    diff = "".join(difflib.unified_diff(section.body.splitlines(keepends=True), got.splitlines(keepends=True),
+                                        f"{recorded_at} (torch {', '.join(section.releases)})",
+                                        f"printed on torch {version}"))
+    return f"{rel} printed something other than {recorded_at} records:\n{diff}\n{result.stderr[-3000:]}"
