@@ -13,8 +13,10 @@ about 3 GB each), which run fine on a machine without a GPU: `make install` inst
 build of the pin. A version's venv and uv cache are deleted after its run unless NOX_KEEP=1, so
 the disk holds one at a time.
 
-Results go to build/matrix/<version>.xml (JUnit); `python -m tools.compat` turns them into the
-compatibility page's data file. A failing example fails its session, and nox goes on with the
+Results go to build/matrix/<version>.xml (JUnit), and what the reader's check_guide.py printed
+on that release, once with the pins and once with torch and numpy only, to
+build/matrix/<version>.checker-pins.txt and .checker-torch-numpy.txt; `python -m tools.compat`
+turns them into the compatibility page's data file. A failing example fails its session, and nox goes on with the
 next version.
 
 doctests_py313 runs the same doc-tests with the pins unchanged on Python 3.13, the newest that
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -85,10 +88,42 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
             f"--junitxml={junit}",
             env={"NO_MKDOCS_2_WARNING": "1"},
         )
+        if torch:  # the reader's check_guide.py on this release: with the pins, and with torch + numpy
+            checker = Path(session.create_tmp()).resolve() / "check_guide.py"
+            session.run("python", "-m", "tools.checker", "--out", str(checker))
+            bare = Path(session.create_tmp()).resolve() / "torch-numpy"
+            uv = [sys.executable, "-m", "uv"]
+            session.run(*uv, "venv", "--quiet", "--python", "3.11", str(bare), external=True)
+            session.run(*uv, "pip", "install", "--quiet", "--python", str(bare / "bin" / "python"),
+                        f"torch=={torch}", "numpy", external=True)
+            RESULTS.mkdir(parents=True, exist_ok=True)
+            session.run("python", "-c", _RUN_CHECKER, str(checker),
+                        "python", str(RESULTS / f"{torch}.checker-pins.txt"),
+                        str(bare / "bin" / "python"), str(RESULTS / f"{torch}.checker-torch-numpy.txt"))
     finally:
         if not keep:
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(session.virtualenv.location, ignore_errors=True)
+
+
+# Runs check_guide.py from an empty folder, as a reader who downloaded it does, under each Python
+# given (both at once: one per core), and keeps what each printed and its exit status; tools.compat
+# puts both in results.json.
+_RUN_CHECKER = """
+import pathlib, shutil, subprocess, sys, tempfile
+checker, pairs = sys.argv[1], list(zip(sys.argv[2::2], sys.argv[3::2]))
+runs = []
+for python, out in pairs:
+    folder = tempfile.mkdtemp()
+    python = shutil.which(python) or python
+    runs.append((subprocess.Popen([python, checker], cwd=folder, text=True, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE), pathlib.Path(out), folder))
+for process, out, folder in runs:
+    stdout, stderr = process.communicate()
+    shutil.rmtree(folder, ignore_errors=True)
+    out.write_text(stdout + stderr[-3000:] + f"exit status {process.returncode}\\n", encoding="utf-8")
+    print(out.name, stdout.strip().splitlines()[-2:], "exit status", process.returncode)
+"""
 
 
 @nox.session(python="3.11")

@@ -1,11 +1,14 @@
 """The reader's checker (tools/checker.py writes check_guide.py) and each page's downloads
 (tools/downloads.py, read from the session's build).
 
-The full checker run takes minutes (`make check-guide`). Here it runs once as a reader runs it,
-`python check_guide.py` in a folder of its own, on two cheap pages: one passes, and one whose
-libraries are hidden is not run. A copy with one expected line changed runs its main() in this
-process, where torch is imported already: it must fail, naming the snippet and its line and
-showing the line, unless a gate says the page's output differs on this release.
+The full checker run takes minutes (`make check-guide`). Here it runs as a reader runs it,
+`python check_guide.py`, twice, in the background: on two cheap pages (one passes, one whose
+libraries are hidden is not run), and on a probe page of its own (a crash, a changed script line,
+a folder named like a library beside it, temporary files left behind) in a TMPDIR of its own.
+A copy with one expected line changed runs its main() in this process, where torch is imported
+already: it must fail, naming the page's address and the example and showing the line. On a
+release a gate excludes (a gate made up for the test), only exactly the output recorded for that
+release (snippets/releases/, here made up too) is "differs as the page says".
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from urllib.parse import urljoin
 import pytest
 
 from tests.pages import Source, pages, site_path
-from tests.test_site import builds, site  # noqa: F401  (the session's strict build)
-from tools import checker, downloads
-from tools.snippets import ROOT, SNIPPETS, Snippet
+from tests.test_site import SITE_URL, builds, site  # noqa: F401  (the session's strict build)
+from tools import checker, downloads, releases
+from tools.snippets import FENCE, ROOT, SNIPPETS, Snippet
 
 PASSING_PAGE = "register-hook"     # four snippets, under a second of examples
 MISSING_PAGE = "captum"            # every snippet needs a library hidden below: nothing runs
@@ -75,6 +78,98 @@ def reader(generated, module, tmp_path_factory):
         process.communicate()
 
 
+PROBE_URL = "https://example.org/guide/"
+PROBE_SECTION = {"anchor": "probe-section", "title": "A probe"}
+# An optional library the reader lacks, whose name a folder beside check_guide.py has, as the
+# site's page folders transformers/ and captum/ do: Python would import the folder (an empty
+# namespace package) and the checker would run what needs the library instead of "not run".
+PROBE_LIBRARY = "probe_library"
+PROBE_SNIPPETS = {
+    # no folder stands for the library; a temporary folder left behind, in the checker's folder
+    "probe_libraries": {"kind": "doctest", "needs": [], "text": f"""```pycon title="probe_libraries"
+>>> import importlib.util
+>>> import tempfile
+>>> kept = tempfile.mkdtemp(prefix="probe-doctest-")
+>>> print(importlib.util.find_spec("{PROBE_LIBRARY}"))
+None
+```
+"""},
+    "probe_missing": {"kind": "doctest", "needs": [PROBE_LIBRARY], "text": f"""```pycon title="probe_missing"
+>>> import {PROBE_LIBRARY}
+>>> print({PROBE_LIBRARY}.VERSION)
+1.0
+```
+"""},
+    # a crash in a function of an earlier example: the reader's frames; the examples after it,
+    # which would fail for want of `value`, are not run
+    "probe_crash": {"kind": "doctest", "needs": [], "text": """```pycon title="probe_crash"
+>>> def inner():
+...     return 1 / 0
+>>> value = inner()
+>>> print(value)
+1.0
+>>> print("more")
+more
+```
+"""},
+    # one changed line: a unified diff
+    "probe_script": {"kind": "script", "needs": [], "source": (
+        "import tempfile\ntempfile.mkdtemp(prefix='probe-script-')\nprint('one')\nprint('two')\nprint('three')\n"),
+        "output": "one\nTWO\nthree\n"},
+    # the --run-distributed process: no folder stands for the library; temporary folders go to
+    # the checker's folder
+    "probe_distributed": {"kind": "distributed", "needs": [], "source": f"""import importlib.util
+import socket
+import tempfile
+
+
+def worker(rank, world_size, port):
+    tempfile.mkdtemp(prefix="probe-distributed-")
+    print(rank, importlib.util.find_spec("{PROBE_LIBRARY}"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+""", "output": "0 None\n1 None\n"},
+}
+
+
+@pytest.fixture(scope="module")
+def probe(generated, tmp_path_factory):
+    """check_guide.py with a probe page of its own instead of the guide's, run as a reader runs
+    it from a downloaded site (page folders named transformers/ and captum/ beside it), with a
+    TMPDIR of its own: (code, stdout, stderr, that TMPDIR)."""
+    folder = tmp_path_factory.mktemp("probe")
+    site_copy, temporary = folder / "site", folder / "tmp"
+    for path in (site_copy / "transformers", site_copy / "captum", site_copy / PROBE_LIBRARY, temporary):
+        path.mkdir(parents=True)
+    page = {"name": "probe", "title": "Probe", "url": "probe/", "snippets": list(PROBE_SNIPPETS),
+            "sections": dict.fromkeys(PROBE_SNIPPETS, PROBE_SECTION)}
+    data = (f"\nSITE_URL = {PROBE_URL!r}\nGATES = {{}}\nPAGES = [{page!r}]\nSNIPPETS = {PROBE_SNIPPETS!r}\n"
+            f"LIBRARIES[{PROBE_LIBRARY!r}] = 'probe-library==1.0'\n")
+    text = generated.read_text(encoding="utf-8")
+    (site_copy / "check_guide.py").write_text(text.replace(checker.DATA_END, checker.DATA_END + data, 1),
+                                              encoding="utf-8")
+    env = {**os.environ, "TMPDIR": str(temporary), "TEMP": str(temporary), "TMP": str(temporary)}
+    env.pop("PYTHONPATH", None)
+    process = subprocess.Popen([sys.executable, "check_guide.py", "--diff"], cwd=site_copy, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results: list = []
+
+    def wait():
+        if not results:
+            stdout, stderr = process.communicate(timeout=300)
+            results.append((process.returncode, stdout, stderr, temporary))
+        return results[0]
+
+    yield wait
+    if process.poll() is None:
+        process.kill()
+        process.communicate()
+
+
 def _included(source: Path) -> list[str]:
     """The examples a page includes, found as tests/pages.py finds includes."""
     names = []
@@ -86,7 +181,7 @@ def _included(source: Path) -> list[str]:
 
 # --- (a) what the checker carries ------------------------------------------------------------
 
-def test_the_checker_carries_every_page_with_examples_in_nav_order(module, reader):
+def test_the_checker_carries_every_page_with_examples_in_nav_order(module, reader, probe):
     english = {p.path: _included(p.path) for p in PAGES if not p.is_zh}
     expected = [(source.name.split(".")[0], english[source]) for source in checker.nav_sources() if english[source]]
     carried = [(page["name"], page["snippets"]) for page in module.PAGES]
@@ -201,6 +296,47 @@ def test_a_page_passes_and_a_page_without_its_libraries_is_not_run(reader):
     assert not stderr.strip(), f"check_guide.py let the examples' stderr through:\n{stderr}"
 
 
+def _probe_diff(stdout: str, name: str) -> str:
+    """The --diff section of snippet `name` of the probe run ("" if there is none)."""
+    found = re.search(rf"^=== probe: {name} \(.*?(?=^=== |\n\ntorch )", stdout, re.M | re.S)
+    return found.group(0) if found else ""
+
+
+def test_a_folder_named_like_a_library_beside_the_checker_does_not_shadow_it(probe):
+    """A missing library with a folder of its name beside check_guide.py is not run, and the
+    folder is no library in this process nor in the distributed workers."""
+    code, stdout, stderr, _ = probe()
+    assert re.match(r"probe +differs +2 of 5 snippets differ: probe_crash, probe_script \| "
+                    rf"1 not run: needs {PROBE_LIBRARY} ", _line(stdout, "probe")), f"{stdout}\n{stderr}"
+    for name in ("probe_libraries", "probe_distributed"):
+        assert not _probe_diff(stdout, name), f"{name}: the empty folder stood for the library:\n{stdout}"
+
+
+def test_a_run_leaves_nothing_in_the_temporary_folder(probe):
+    """The examples' temporary folders (in this process, a script's, the distributed workers')
+    go to the checker's own folder, which goes at the end."""
+    code, stdout, stderr, temporary = probe()
+    assert "probe_libraries" not in _line(stdout, "probe"), stdout  # it made its folder
+    left = sorted(path.name for path in temporary.iterdir())
+    assert not left, f"check_guide.py left {left} in the TMPDIR it was given:\n{stdout}\n{stderr}"
+
+
+def test_the_diff_shows_where_on_the_site_the_readers_frames_and_a_unified_diff(probe):
+    code, stdout, stderr, _ = probe()
+    assert code == 1, f"check_guide.py returned {code}:\n{stdout}\n{stderr}"
+    where = f'on the page: {PROBE_URL}probe/#{PROBE_SECTION["anchor"]} (section "{PROBE_SECTION["title"]}")'
+    script = _probe_diff(stdout, "probe_script")
+    assert where in script, stdout
+    assert re.search(r"^--- the page's output\n\+\+\+ printed on torch 2\.\d+\n@@ .* @@\n one\n-TWO\n\+two\n three$",
+                     script, re.M), f"not a unified diff:\n{script}"
+    crash = _probe_diff(stdout, "probe_crash")
+    assert where in crash and "example 2 of 4:\n    >>> value = inner()\nraised:\n" in crash, stdout
+    assert 'File "probe_crash, example 1", line 2, in inner\n        return 1 / 0' in crash, crash
+    assert "ZeroDivisionError: division by zero" in crash, crash
+    assert "check_guide" not in crash and "run_as_script" not in crash, f"the checker's own frames:\n{crash}"
+    assert "(not run: the 2 examples after it, which build on it)" in crash and "NameError" not in crash, crash
+
+
 @pytest.fixture
 def changed(generated, tmp_path):
     """A copy of the checker with one expected output line changed."""
@@ -228,26 +364,166 @@ def _main_here(module, args: list[str], capsys) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def test_a_changed_output_line_fails_and_shows_the_line(changed, capsys):
+def _section_of(page: Path, name: str) -> str:
+    """The anchor of the last heading above the page's include of snippet `name`."""
+    text = page.read_text(encoding="utf-8")
+    above = text[: text.index(f'--8<-- "{name}.md"')]
+    return re.findall(r"^#+ .*\{ #([\w-]+) \}$", above, re.MULTILINE)[-1]
+
+
+def test_a_changed_output_line_fails_and_shows_the_line_and_where_it_is(changed, capsys):
     code, stdout = _main_here(changed, ["--page", BROKEN_PAGE, "--diff"], capsys)
     assert code == 1, f"check_guide.py returned {code} although an expected line was changed:\n{stdout}"
     assert re.match(rf"{BROKEN_PAGE} +differs +1 of 1 snippet differ: non_leaf_grad_warning",
                     _line(stdout, BROKEN_PAGE)), stdout
-    number = next(i for i, line in enumerate((SNIPPETS / "non_leaf_grad_warning.md").read_text().splitlines(), 1)
-                  if line.startswith(">>>") and "leaves:" in line)
-    assert f"snippets/non_leaf_grad_warning.md, line {number}:" in stdout, stdout
+    examples = Snippet.load(SNIPPETS / "non_leaf_grad_warning.md").examples()
+    number = next(i for i, e in enumerate(examples, 1) if "leaves:" in e.source)
+    page = next(p for p in changed.PAGES if p["name"] == BROKEN_PAGE)
+    url = changed.SITE_URL + page["url"] + "#" + _section_of(ROOT / "docs" / "index.md", "non_leaf_grad_warning")
+    assert url.startswith("http") and f"on the page: {url} (section " in stdout, stdout
+    assert f"example {number} of {len(examples)}:\n    >>> print(\"leaves:\"" in stdout, stdout
     assert f"Expected:\n    {CHANGED_LINE}\nGot:\n    {BROKEN_LINE}" in stdout, stdout
+    left = len(examples) - number
+    assert f"(not run: the {left} examples after it, which build on it)" in stdout, stdout
+    assert "snippets/" not in stdout, f"the reader has no snippets/ folder:\n{stdout}"
     assert "1 snippet printed something other than the guide shows." in stdout, stdout
 
 
-def test_a_difference_the_page_declares_is_reported_and_not_a_failure(changed, capsys):
-    """Outside a gate's releases (snippets/versions.toml) the page says the output differs."""
-    changed.GATES["non_leaf_grad_warning"] = {"since": "99.0", "label": "torch 99.0+", "why": "a test"}
-    code, stdout = _main_here(changed, ["--page", BROKEN_PAGE], capsys)
-    assert code == 0, f"check_guide.py returned {code} for a difference its page declares:\n{stdout}"
-    line = _line(stdout, BROKEN_PAGE)
-    assert re.match(rf"{BROKEN_PAGE} +passed .*non_leaf_grad_warning: differs as the page says \(torch 99\.0\+\)", line), stdout
+# A gate made up for the test: the current torch is a release it excludes, so non_leaf_grad_warning
+# (its page's copy has CHANGED_LINE) is compared with what the guide "recorded" on this release.
+VERSION = __import__("torch").__version__.split("+")[0]
+
+
+def _gate(**recorded) -> dict:
+    gate = {"since": "99.0", "label": "torch 99.0+", "why": "a made-up reason"}
+    return {**gate, "recorded": [recorded]} if recorded else gate
+
+
+def _body(name: str, text: str | None = None) -> str:
+    return FENCE.search(text or (SNIPPETS / f"{name}.md").read_text(encoding="utf-8"))["body"]
+
+
+def test_on_a_gated_release_its_exact_recorded_output_differs_as_the_page_says(changed, capsys):
+    changed.GATES["non_leaf_grad_warning"] = _gate(releases=["2.4.1", VERSION], kind="pycon",
+                                                  body=_body("non_leaf_grad_warning"))
+    code, stdout = _main_here(changed, ["--page", BROKEN_PAGE, "--diff"], capsys)
+    assert code == 0, f"check_guide.py returned {code} for the output recorded on this release:\n{stdout}"
+    assert re.match(rf"{BROKEN_PAGE} +passed .*non_leaf_grad_warning: differs as the page says "
+                    r"\(torch 99\.0\+: a made-up reason\)", _line(stdout, BROKEN_PAGE)), stdout
     assert "0 differ, 1 differ as their pages say" in stdout, stdout
+
+
+def test_on_a_gated_release_a_changed_recorded_line_fails(changed, capsys):
+    changed_text = changed.SNIPPETS["non_leaf_grad_warning"]["text"]
+    changed.GATES["non_leaf_grad_warning"] = _gate(releases=[VERSION], kind="pycon",
+                                                  body=_body("non_leaf_grad_warning", changed_text))
+    changed.SNIPPETS["non_leaf_grad_warning"]["text"] = (SNIPPETS / "non_leaf_grad_warning.md").read_text()
+    code, stdout = _main_here(changed, ["--page", BROKEN_PAGE, "--diff"], capsys)
+    assert code == 1, f"check_guide.py returned {code} for output other than recorded:\n{stdout}"
+    assert re.match(rf"{BROKEN_PAGE} +differs +1 of 1 snippet differ", _line(stdout, BROKEN_PAGE)), stdout
+    assert f"against the output the guide recorded on torch {VERSION}:" in stdout, stdout
+    assert f"Expected:\n    {CHANGED_LINE}\nGot:\n    {BROKEN_LINE}" in stdout, stdout
+    assert "the page's note: on torch " in stdout and "(torch 99.0+: a made-up reason)" in stdout, stdout
+
+
+def test_on_a_gated_release_the_guide_never_ran_only_the_pages_output_passes(module, changed, capsys, monkeypatch):
+    """No recording of this release: the page's own output passes; anything else differs."""
+    gate = _gate(releases=["2.4.1"], kind="pycon", body=_body("non_leaf_grad_warning"))
+    monkeypatch.setitem(module.GATES, "non_leaf_grad_warning", gate)
+    code, stdout = _main_here(module, ["--page", BROKEN_PAGE], capsys)
+    assert code == 0 and re.match(rf"{BROKEN_PAGE} +passed +1 snippet", _line(stdout, BROKEN_PAGE)), stdout
+    changed.GATES["non_leaf_grad_warning"] = gate
+    code, stdout = _main_here(changed, ["--page", BROKEN_PAGE, "--diff"], capsys)
+    assert code == 1, f"check_guide.py returned {code} on a release the guide has no output of:\n{stdout}"
+    release = ".".join(VERSION.split(".")[:2])
+    assert (f"The guide has no recorded output of this example for torch {release}; the page's note says "
+            "it differs (torch 99.0+: a made-up reason).") in stdout, stdout
+
+
+CRASH = """```pycon title="crash"
+>>> numbers = [1, 0]
+>>> print(1 / numbers[1])
+inf
+>>> print("after")
+after
+```
+"""
+
+
+def _doctest_here(module, text: str, gate: dict):
+    """run_doctest on a snippet made up for the test, in this process; its module is dropped."""
+    module.GATES["crash"] = gate
+    try:
+        return module.run_doctest("crash", {"kind": "doctest", "needs": [], "text": text}, module.release(VERSION))
+    finally:
+        sys.modules.pop("snippets_crash_md", None)
+
+
+@pytest.mark.parametrize("recorded, status", [
+    ("inf\n", "differs"),                                                          # it crashes here
+    ("Traceback (most recent call last):\n  ...\nValueError: another error\n", "differs"),
+    ("Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero\n", "differs as the page says"),
+])
+def test_on_a_gated_release_a_crash_is_a_difference_unless_recorded(changed, recorded, status):
+    body = _body("crash", CRASH)
+    recording = body[: body.index(">>> print(1 /")] + ">>> print(1 / numbers[1])\n" + recorded
+    result = _doctest_here(changed, CRASH, _gate(releases=[VERSION], kind="pycon", body=recording))
+    assert result.status == status, f"{result.status}: {result.diffs}"
+    if status == "differs":
+        assert "ZeroDivisionError: division by zero" in "".join(result.diffs), result.diffs
+    else:  # the recording ends with the exception: the examples after it are not run
+        assert result.matched == 2 and not result.diffs, (result.matched, result.diffs)
+
+
+@pytest.mark.parametrize("code, stderr, recorded, status", [
+    (0, "", "a\nb\n", "differs as the page says"),
+    (1, "Traceback (most recent call last):\nAttributeError: no record_event\n",
+     "a\nb\n[failed] AttributeError: no record_event\n", "differs as the page says"),
+    (1, "Traceback (most recent call last):\nKeyError: 'x'\n", "a\nb\n[failed] AttributeError: no record_event\n",
+     "differs"),
+    (0, "", "a\nc\n", "differs"),
+])
+def test_on_a_gated_release_a_script_is_compared_with_its_recorded_output(changed, code, stderr, recorded, status):
+    changed.SNIPPETS["crash"] = {"kind": "script", "needs": [], "source": "", "output": "a\nB\n"}
+    changed.GATES["crash"] = _gate(releases=[VERSION], kind="text", body=recorded)
+    result = changed.Result("crash", 1)
+    changed._script_result(result, code, "a\nb\n", stderr, changed.release(VERSION))
+    assert result.status == status, (result.status, result.diffs)
+    if status == "differs":
+        assert f"--- recorded on torch {VERSION}\n+++ printed on torch " in result.diffs[0], result.diffs
+
+
+def test_the_checker_needs_numpy_for_the_object_collectives(module, changed, monkeypatch):
+    for name, snippet in module.SNIPPETS.items():
+        code = snippet.get("text") or snippet["source"]
+        if re.search(r"\.numpy\(|_object(_list)?\(", code):
+            assert "numpy" in snippet["needs"], f"{name} needs numpy, and does not say so"
+    monkeypatch.setattr(changed, "_installed", lambda name: name != "numpy")  # a torch without numpy
+    text = '```pycon title="crash"\n>>> raise RuntimeError("Numpy is not available")\n```\n'
+    result = _doctest_here(changed, text, {"since": "0.0", "label": "", "why": ""})
+    assert (result.status, result.why) == ("not run", "numpy"), (result.status, result.diffs)
+    script = changed.Result("crash", 1)
+    changed._script_result(script, 1, "", "RuntimeError: Numpy is not available\n", changed.release(VERSION))
+    assert (script.status, script.why) == ("not run", "numpy"), (script.status, script.diffs)
+
+
+def test_the_checker_records_a_script_as_the_guide_does(module):
+    stderr = "Traceback (most recent call last):\n  File \"x.py\", line 1\nAttributeError: no record_event\n"
+    for code, err in [(0, ""), (1, stderr), (1, ""), (-9, "killed\n")]:
+        assert module.script_body("a\n", code, err) == releases.script_body("a\n", code, err)
+
+
+def test_the_checker_carries_the_recorded_outputs(tmp_path, monkeypatch):
+    from tools.snippets import version_gates
+
+    name = sorted(version_gates())[0]
+    sections = [releases.Section(["2.4.1", "2.6.0"], "pycon", ">>> print(1)\n2\n"),
+                releases.Section(["2.9.1"], "text", "2\n[failed] RuntimeError: x\n")]
+    (tmp_path / f"{name}.md").write_text(releases.render(f"{name}.md", sections), encoding="utf-8")
+    monkeypatch.setattr(releases, "FOLDER", tmp_path)
+    gates = json.loads(re.search(r"^GATES = (.*?)^SCRIPT_TIMEOUT", checker.render(), re.M | re.S).group(1))
+    assert gates[name]["recorded"] == [{"releases": s.releases, "kind": s.kind, "body": s.body} for s in sections]
+    assert gates[name]["why"] == version_gates()[name].why
 
 
 # --- (e) the downloads on each built page ---------------------------------------------------
@@ -330,8 +606,47 @@ def _check_notebook(path: Path, page: Source, doctests, folder: str) -> None:
             f"{page.rel}: {path.name}'s cell {example.name} is not its snippet's code")
 
 
-def test_the_site_serves_the_generated_checker(site):
+def test_the_site_serves_the_generated_checker(site, monkeypatch):
+    monkeypatch.setenv("SITE_URL", SITE_URL)  # the build's address, where the checker's links point
     rendered = checker.render()
     for path in (site / "check_guide.py", site / "zh" / "check_guide.py"):
         assert path.is_file(), f"{path.relative_to(site)} was not written"
         assert path.read_text(encoding="utf-8") == rendered, f"{path.relative_to(site)} is not what tools/checker.py writes"
+
+
+@pytest.mark.parametrize("error", [ImportError("\n\nrequires PyTorch >= 2.6\nmore"), KeyError("key"),
+                                   ValueError(), RuntimeError("a: b\nc")], ids=repr)
+def test_the_checker_writes_an_exception_as_the_guide_records_it(module, error):
+    """A recorded release output ends with an exception's first line (tools.snippets.exception_line);
+    the checker must write a raised one the same way, or a recorded crash never matches."""
+    from tools.snippets import exception_line
+
+    assert module.exception_line(error) == exception_line(error)
+
+
+def test_a_difference_where_the_page_says_the_output_varies_is_reported_not_failed(changed, capsys):
+    """varies_on (snippets/versions.toml): on such a release a differing run is reported as
+    varying, with its diff, and does not fail; on any other release the same change fails."""
+    release = ".".join(VERSION.split(".")[:2])
+    changed.GATES["non_leaf_grad_warning"] = {"since": "1.0", "varies_on": [release], "label": "varies",
+                                              "why": "a made-up reason"}
+    code, stdout = _main_here(changed, ["--page", BROKEN_PAGE, "--diff"], capsys)
+    assert code == 0, f"check_guide.py returned {code} where the page says the output varies:\n{stdout}"
+    assert "varies from run to run, as the page says" in _line(stdout, BROKEN_PAGE), stdout
+    assert "1 varies from run to run." in stdout and f"Got:\n    {BROKEN_LINE}" in stdout, stdout
+    changed.GATES["non_leaf_grad_warning"]["varies_on"] = ["99.0"]
+    code, stdout = _main_here(changed, ["--page", BROKEN_PAGE], capsys)
+    assert code == 1, stdout
+
+
+def test_a_script_that_needs_a_module_torch_needs_there_is_not_run(module):
+    """torch 2.9's inductor imports setuptools (torch.utils.cpp_extension), which a venv made by
+    uv lacks: the reader is told what to install, not that the page is wrong."""
+    name = next(n for n, s in module.SNIPPETS.items() if s["kind"] == "script")
+    result = module.Result(name, 1)
+    stderr = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'made_up_setuptools'\n"
+    module._script_result(result, 1, "", stderr, module.release("2.13"))
+    assert (result.status, result.why) == (module.NOT_RUN, "made_up_setuptools")
+    result = module.Result(name, 1)
+    module._script_result(result, 1, "", "ModuleNotFoundError: No module named 'os'\n", module.release("2.13"))
+    assert result.status == module.DIFFERS  # os is there: a real difference

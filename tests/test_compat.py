@@ -32,7 +32,7 @@ def test_the_results_are_for_the_snippets_as_they_are():
     for version in DATA["versions"]:
         run = DATA["runs"][version]
         stale = [name for name in compat.snippet_names()
-                 if run.get("digests", {}).get(name) != compat.digest(name)]
+                 if run.get("digests", {}).get(name) != compat.digest(name, version)]
         assert not stale, (
             f"{', '.join(f'snippets/{n}' for n in stale)} changed since the matrix ran them on torch "
             f"{version} ({run['date']}): run `make matrix`, or that release's nox session and "
@@ -97,3 +97,36 @@ def test_version_differences_are_shown_next_to_the_snippet(name, page):
 def test_every_gate_names_an_existing_snippet():
     unknown = set(GATES) - set(compat.snippet_names())
     assert not unknown, f"snippets/versions.toml names snippets that do not exist: {sorted(unknown)}"
+
+
+def test_the_readers_checker_exits_0_on_every_release():
+    """noxfile.py runs check_guide.py on each release, with the pins and with torch + numpy only."""
+    for version in DATA["versions"]:
+        checks = DATA["runs"][version].get("checker", {})
+        assert set(checks) == set(compat.CHECKER_RUNS), (
+            f"results.json has no check_guide.py run ({', '.join(sorted(set(compat.CHECKER_RUNS) - set(checks)))}) "
+            f"for torch {version}: run `make matrix`")
+        for label, check in checks.items():
+            assert check["exit"] == 0 and check.get("differ") == 0, (
+                f"check_guide.py with {compat.CHECKER_RUNS[label]} on torch {version}: {check} "
+                f"(build/matrix/{version}.checker-{label}.txt)")
+
+
+def test_a_run_reads_recorded_differences_and_varying_runs(tmp_path):
+    """A gated example that printed its release's recorded output is ≠; one whose page says it
+    varies from run to run and that differed in this run is ✗ for this run; a failure is ✗."""
+    cases = {
+        "snippets/a.md (differs on torch 2.9.1: snippets/releases/a.md)": "",
+        "snippets/b.md (may warn outside torch 2.13+)":
+            '<skipped type="pytest.xfail" message="varies from run to run on torch 2.9.1 (snippets/versions.toml): x"/>',
+        "snippets/c.md (differs on torch 2.9.1: snippets/releases/c.md)": '<failure message="printed other"/>',
+    }
+    body = "".join(f'<testcase classname="tests.test_examples" name="test_example[{name}]">{inner}</testcase>'
+                   for name, inner in cases.items())
+    junit = tmp_path / "run.xml"
+    junit.write_text(f'<testsuites><testsuite timestamp="2026-11-26T00:00:00" time="1" tests="3">{body}'
+                     "</testsuite></testsuites>", encoding="utf-8")
+    run = compat.read_run(junit)
+    assert list(run["gated"]) == ["a"], run
+    assert sorted(run["failed"]) == ["b", "c"], run
+    assert run["failed"]["b"].startswith("varies from run to run"), run

@@ -21,6 +21,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from tools import releases
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS, SNIPPETS = ROOT / "docs", ROOT / "snippets"
 MATRIX = ROOT / "build" / "matrix"
@@ -39,18 +41,24 @@ def snippet_names() -> list[str]:
     return sorted(p.stem for p in SNIPPETS.glob("*.md")) + sorted(p.stem for p in SNIPPETS.glob("*.py"))
 
 
-def digest(name: str) -> str:
-    """A snippet's files as the matrix ran them: <name>.md, or <name>.py and its <name>.out, and
-    what it prints on other releases (snippets/releases/<name>.md), if it is gated."""
+def digest(name: str, version: str) -> str:
+    """A snippet's files as the matrix ran them on `version`: <name>.md, or <name>.py and its
+    <name>.out, and what snippets/releases/<name>.md records for that release, if anything (a
+    recording of another release does not change this one's result)."""
     sha = hashlib.sha256()
     for suffix in (".md", ".py", ".out"):
         path = SNIPPETS / f"{name}{suffix}"
         if path.exists():
             sha.update(suffix.encode() + b"\0" + path.read_bytes())
-    recorded = SNIPPETS / "releases" / f"{name}.md"
-    if recorded.exists():
-        sha.update(b"releases\0" + recorded.read_bytes())
+    recorded = releases.for_release(name, version)
+    if recorded is not None:
+        sha.update(b"releases\0" + recorded.kind.encode() + b"\0" + recorded.body.encode())
     return sha.hexdigest()[:16]
+
+
+def _relative(message: str) -> str:
+    """A failure message without the path of the checkout that ran it."""
+    return re.sub(r"(?<![\w.])/[^\s'\"]*?/(?=(?:snippets|docs)/)", "", message)
 
 
 def read_run(path: Path) -> dict:
@@ -72,12 +80,16 @@ def read_run(path: Path) -> dict:
         seen.add(key)
         skipped = case.find("skipped")
         if skipped is not None and skipped.get("type") == "pytest.xfail":
-            gated[key] = (skipped.get("message") or "").strip()
+            message = (skipped.get("message") or "").strip()
+            if message.startswith("varies from run to run"):  # this run differed: ✗, as the page says
+                failed.setdefault(key, f"{line}: {_relative(message.splitlines()[0])[:160]}".strip(": "))
+            else:
+                gated[key] = message
             continue
         problem = case.find("failure") if case.find("failure") is not None else case.find("error")
         if problem is not None and key not in failed:
             message = (problem.get("message") or "").strip().splitlines()
-            failed[key] = f"{line}: {message[0][:160] if message else ''}".strip(": ")
+            failed[key] = f"{line}: {_relative(message[0])[:160] if message else ''}".strip(": ")
         elif problem is None and RECORDED.search(case.get("name", "")):  # printed what this release recorded
             gated[key] = RECORDED.search(case.get("name", ""))[0].strip("()")
     return {
@@ -88,8 +100,22 @@ def read_run(path: Path) -> dict:
         "gated": {key: gated[key] for key in sorted(gated)},
         "ran": sorted(seen),
         # `make matrix` runs this right after the run: the snippets are the ones it ran
-        "digests": {name: digest(name) for name in sorted(seen) if "/" not in name},
+        "digests": {name: digest(name, path.stem) for name in sorted(seen) if "/" not in name},
     }
+
+
+CHECKER_RUNS = {"pins": "the pinned libraries", "torch-numpy": "torch and numpy only"}
+SUMMARY = re.compile(r"Snippets: (?P<passed>\d+) passed, (?P<differ>\d+) differ, (?P<declared>\d+) differ as "
+                     r"their pages say, (?P<not_run>\d+) not run(?:, (?P<varies>\d+) var(?:y|ies) from run to run)?")
+
+
+def read_checker(path: Path) -> dict:
+    """What check_guide.py printed on a release (noxfile.py): its exit status and its counts."""
+    text = path.read_text(encoding="utf-8")
+    status = re.findall(r"^exit status (-?\d+)$", text, re.MULTILINE)
+    counts = SUMMARY.search(text)
+    return {"exit": int(status[-1]) if status else None,
+            **({k: int(v or 0) for k, v in counts.groupdict().items()} if counts else {})}
 
 
 def collect() -> dict:
@@ -98,6 +124,10 @@ def collect() -> dict:
         path = MATRIX / f"{version}.xml"
         if path.exists():
             data["runs"][version] = read_run(path)
+            checks = {label: read_checker(MATRIX / f"{version}.checker-{label}.txt") for label in CHECKER_RUNS
+                      if (MATRIX / f"{version}.checker-{label}.txt").exists()}
+            if checks:
+                data["runs"][version]["checker"] = checks
     data["versions"] = [v for v in VERSIONS if v in data["runs"]]
     data["runs"] = {v: data["runs"][v] for v in data["versions"]}
     return data
@@ -171,9 +201,19 @@ def run_rows(data: dict) -> str:
     for version in data["versions"]:
         run = data["runs"][version]
         passed = sum(status(data, version, n) == "✓" for n in snippet_names())
+        checks = [checker_cell(run.get("checker", {}).get(label)) for label in CHECKER_RUNS]
         lines.append(f"| {version} | {run['date']} | {run['tests']} | {passed} | "
-                     f"{len(run.get('gated', {}))} | {len(run['failed'])} | {run['seconds']} |")
+                     f"{len(run.get('gated', {}))} | {len(run['failed'])} | {run['seconds']} | "
+                     + " | ".join(checks) + " |")
     return "\n".join(lines) + "\n"
+
+
+def checker_cell(check: dict | None) -> str:
+    """'exit 0: 150 ✓ 12 ≠ 0 ✗ 30 ○' (passed, differ as the page says, differ, not run)."""
+    if not check:
+        return "—"
+    return (f"exit {check['exit']}: {check.get('passed', '?')} ✓ {check.get('declared', '?')} ≠ "
+            f"{check.get('differ', '?')} ✗ {check.get('not_run', '?')} ○")
 
 
 def spans(versions: list[str], among: list[str]) -> str:
@@ -229,8 +269,37 @@ def verified(data: dict) -> dict:
     return result
 
 
+def pinned_output(name: str) -> str:
+    """What the page shows: a doctest snippet's expected outputs, or a script's .out."""
+    script = SNIPPETS / f"{name}.out"
+    if script.exists():
+        return script.read_text(encoding="utf-8")
+    text = (SNIPPETS / f"{name}.md").read_text(encoding="utf-8")
+    fence = re.search(r"^```pycon[^\n]*\n(?P<body>.*?)^```", text, re.MULTILINE | re.DOTALL)
+    return releases.Section([], "pycon", fence["body"]).output()
+
+
+def difference_rows() -> str:
+    """Per gated snippet and recorded release output: the lines that differ from the page's
+    ('-' the page, '+' the release), from snippets/releases/ (tools/releases.py)."""
+    parts = []
+    for name in snippet_names():
+        sections = releases.load(name)
+        if not sections:
+            continue
+        page = (pages_including(name) or [""])[0]
+        link = f"[`{name}`]({page})" if page else f"`{name}`"
+        pinned = pinned_output(name)
+        for section in sorted(sections, key=lambda s: min(releases.release(v) for v in s.releases)):
+            lines = releases.differing_lines(pinned, section.output())
+            parts.append(f"{link} · torch {', '.join(section.releases)}\n\n```text\n"
+                         + "".join(line + "\n" for line in lines) + "```\n")
+    return "\n".join(parts)
+
+
 def render(data: dict) -> dict[Path, str]:
     return {
+        OUT / "differences.md": difference_rows(),
         OUT / "runs.md": run_rows(data),
         OUT / "pages.md": page_rows(data),
         OUT / "snippets.md": snippet_rows(data),

@@ -14,7 +14,9 @@ snippet in ``snippets/releases/<name>.md`` and compared exactly by the tests on 
     ...                            "[failed] <the last line of its exception>"
     ```
 
-Written by ``python -m tools.refresh_outputs --release`` on the release itself (``make matrix``
+What is compared is what a reader sees printed (stdout): warnings, which go to stderr, are ignored
+both when recording and when comparing, while on the pinned release the tests still turn them into
+errors. Written by ``python -m tools.refresh_outputs --release`` on the release itself (``make matrix``
 records with RECORD=1); never typed. Only the standard library: tools.compat and the reader's
 checker read these files too.
 """
@@ -137,7 +139,8 @@ def last_exception(stderr: str) -> str:
     """The last line of the last traceback in stderr ("AttributeError: ..."), or its last line."""
     lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
     errors = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Interrupt|Exit)\b", line)]
-    return (errors or lines or ["(nothing on stderr)"])[-1][:300]
+    last = (errors or lines or ["(nothing on stderr)"])[-1]
+    return re.sub(r"(?<![\w.])/[^\s'\"]*/site-packages/", "...", last)[:300]  # not this machine's paths
 
 
 def differing_lines(pinned: str, other: str) -> list[str]:

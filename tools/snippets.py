@@ -15,7 +15,9 @@ import re
 import subprocess
 import sys
 import tempfile
+import traceback
 import types
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,7 +159,10 @@ class Snippet:
 
     @property
     def rel(self) -> str:
-        return self.path.relative_to(ROOT).as_posix()
+        try:
+            return self.path.relative_to(ROOT).as_posix()
+        except ValueError:  # a snippet outside the project (a test's own)
+            return self.path.as_posix()
 
     @property
     def title(self) -> str | None:
@@ -198,6 +203,8 @@ class Gate:
 
     since = "X.Y": it holds from X.Y on; before = "X.Y": up to, not including, X.Y;
     differs_on = ["X.Y", ...]: not on these releases (a difference that came and went).
+    varies_on = ["X.Y", ...]: on these releases the output changes from run to run (the page says
+    how); a run that differs there is reported as such (an expected failure, never a pass).
     """
 
     name: str
@@ -206,9 +213,11 @@ class Gate:
     before: str | None = None
     differs_on: tuple[str, ...] = ()
     warns: str | None = None  # outside the range: same output, plus this warning from torch
+    varies_on: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "differs_on", tuple(self.differs_on))
+        object.__setattr__(self, "varies_on", tuple(self.varies_on))
         if not (self.since or self.before or self.differs_on):
             raise ValueError(f"snippets/versions.toml [{self.name}]: give since, before or differs_on")
 
@@ -221,6 +230,10 @@ class Gate:
             or (before and release >= before)
             or release in {_release(v) for v in self.differs_on}
         )
+
+    def varies(self, release: tuple[int, int]) -> bool:
+        """True on a release where the output changes from run to run (the page says how)."""
+        return release in {_release(v) for v in self.varies_on}
 
     @property
     def releases(self) -> list[str]:
@@ -236,6 +249,8 @@ class Gate:
             parts.append(f"before torch {self.before}")
         if self.differs_on:
             parts.append("differs on torch " + ", ".join(self.differs_on))
+        if self.varies_on:
+            parts.append("varies from run to run on torch " + ", ".join(self.varies_on))
         return "; ".join(parts)
 
 
@@ -370,14 +385,21 @@ def load_all() -> list[Snippet]:
 
 # --- Release outputs: what a gated snippet prints on the releases its page's output skips ------
 
+def exception_line(err: BaseException) -> str:
+    """How a recorded release output shows an exception: its type and its message's first line
+    (the rest of a message can name this machine's paths and the snippet's file)."""
+    last = traceback.format_exception_only(type(err), err)[-1]  # "Type: message", exceptions and all
+    name, _, message = last.partition(":")
+    first = next((line.strip() for line in message.splitlines() if line.strip()), "")
+    return (f"{name}: {first}" if first else name.rstrip()) + "\n"
+
+
 def release_problems(path: Path, version: str, namespace: dict) -> str | None:
     """Run snippets/<name>.md on this torch (`version`, excluded by its gate) and compare it with
     what snippets/releases/<name>.md recorded for this release; None if it printed exactly that.
 
     The recorded transcript must hold the snippet's own code: it ends early only after an example
     that raised, and that exception (type and message) is then the output compared."""
-    import traceback
-
     from tools import releases
 
     snippet = Snippet.load(path)
@@ -391,6 +413,15 @@ def release_problems(path: Path, version: str, namespace: dict) -> str | None:
     if [e.source for e in recorded] != [e.source for e in page[: len(recorded)]]:
         return (f"{recorded_at} (torch {', '.join(section.releases)}) was recorded from other code than "
                 f"{snippet.rel} holds now: record it again on torch {version}")
+    # Another release's warnings go to stderr, which is not compared; as errors (the tests' filter)
+    # they would end a run that a reader sees go on. The refresher records under the same filter.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _compare_recorded(snippet, recorded, recorded_at, version, namespace)
+
+
+def _compare_recorded(snippet: "Snippet", recorded: list, recorded_at: str, version: str,
+                      namespace: dict) -> str | None:
     checker = OutputChecker()
     offset = snippet.text[: snippet.fence.start("body")].count("\n") + 1
     for example in recorded:
@@ -399,7 +430,7 @@ def release_problems(path: Path, version: str, namespace: dict) -> str | None:
         try:
             printed = run_as_script(example.source, namespace, where, echoes)
         except Exception as err:
-            raised = "".join(traceback.format_exception_only(type(err), err))
+            raised = exception_line(err)
             if example.exc_msg is not None and checker.check_output(example.exc_msg, raised, FLAGS):
                 return None  # the recorded end of the run
             return (f"{where} raised, which {recorded_at} does not record:\n"
