@@ -104,3 +104,24 @@ def test_randomness_is_seeded(snippet):
         assert "torch.manual_seed(" in script, (
             f"{snippet.rel}: uses random numbers or initialised layers without torch.manual_seed"
         )
+
+
+@pytest.mark.parametrize(("line", "passes"), [("_ = {}.setdefault('a', 1)", True), ("{}.setdefault('a', 1)", False),
+                                              ("for n in (1, 2):\n...     {}.setdefault('a', n)", False)])
+def test_a_value_the_prompt_would_echo_must_be_shown_or_assigned(tmp_path, line, passes):
+    """Pasted at >>>, a bare expression that is not None echoes (in a loop too); as a script it
+    prints nothing. A transcript that shows neither is false at the prompt."""
+    page = tmp_path / "echo.md"
+    page.write_text(f'```pycon title="echo"\n>>> {line}\n>>> print("done")\ndone\n```\n')
+    document = Sybil(parsers=[PyconParser()], path=str(tmp_path)).parse(page)
+    document.namespace = module_globals(f"echo_{passes}_{len(line)}")
+    try:
+        for example in document.examples():
+            example.evaluate()
+        outcome = "ok"
+    except SybilFailure as failure:
+        outcome = str(failure)
+    if passes:
+        assert outcome == "ok", outcome
+    else:
+        assert "pasted at a >>> prompt" in outcome and "1" in outcome and "`_ = ...`" in outcome, outcome

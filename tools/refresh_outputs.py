@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     installed, pinned = torch.__version__.split("+")[0], pinned_torch()
     if args.release == (installed == pinned):
         parser.error(f"torch {installed} is installed and requirements.txt pins {pinned}: "
-                     + ("--release records another release's outputs; run it there (make matrix RECORD=1)"
+                     + ("--release records another release's outputs; run it there (RECORD=1 make matrix)"
                         if args.release else
                         "the pages show the pin's outputs; on this release use --release"))
 

@@ -104,7 +104,8 @@ class ScriptEvaluator:
         printed = run_as_script(parsed.source, example.namespace, f"{example.path}:{example.line}", echoes)
         if self.checker.check_output(parsed.want, printed, self.optionflags):
             if echoes:
-                where = f"{Path(example.path).resolve().relative_to(ROOT)}:{example.line}"
+                path = Path(example.path).resolve()
+                where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{example.line}"
                 return echo_message(parsed.source, echoes, where)
             return None
         hint = ("" if printed or not parsed.want else
@@ -394,6 +395,12 @@ def exception_line(err: BaseException) -> str:
     return (f"{name}: {first}" if first else name.rstrip()) + "\n"
 
 
+def _not_recorded(rel: str, recorded_at: str, version: str) -> str:
+    return (f"{rel} prints something else on torch {version} (snippets/versions.toml), and {recorded_at} "
+            f"has no output recorded for it: on torch {version}, run `python -m tools.refresh_outputs "
+            "--release` (`RECORD=1 make matrix` does) and review the diff")
+
+
 def release_problems(path: Path, version: str, namespace: dict) -> str | None:
     """Run snippets/<name>.md on this torch (`version`, excluded by its gate) and compare it with
     what snippets/releases/<name>.md recorded for this release; None if it printed exactly that.
@@ -406,9 +413,7 @@ def release_problems(path: Path, version: str, namespace: dict) -> str | None:
     recorded_at = f"snippets/releases/{snippet.name}.md"
     section = releases.for_release(snippet.name, version)
     if section is None:
-        return (f"{snippet.rel} prints something else on torch {version} (snippets/versions.toml), and "
-                f"{recorded_at} has no output recorded for it: on torch {version}, run "
-                f"`python -m tools.refresh_outputs --release` (`make matrix RECORD=1` does) and review the diff")
+        return _not_recorded(snippet.rel, recorded_at, version)
     recorded, page = section.examples(), snippet.examples()
     if [e.source for e in recorded] != [e.source for e in page[: len(recorded)]]:
         return (f"{recorded_at} (torch {', '.join(section.releases)}) was recorded from other code than "
@@ -453,9 +458,7 @@ def release_script_problems(path: Path, version: str, result: "subprocess.Comple
     section = releases.for_release(path.stem, version)
     rel = path.relative_to(ROOT).as_posix()
     if section is None:
-        return (f"{rel} prints something else on torch {version} (snippets/versions.toml), and {recorded_at} "
-                f"has no output recorded for it: on torch {version}, run `python -m tools.refresh_outputs "
-                f"--release` (`make matrix RECORD=1` does) and review the diff")
+        return _not_recorded(rel, recorded_at, version)
     got = releases.script_body(script_output(result), result.returncode, result.stderr)
     if got == section.body:
         return None
