@@ -35,8 +35,8 @@ check-python:
 	  echo "$$py does not run here ($$(printf '%s\n' "$$err" | head -n 1)), but the guide needs\
 	 Python $(REQUIRES_PYTHON) (requires-python in pyproject.toml): $$fix one that runs:\
 	 make $(GOAL) PYTHON=<a Python in that range>" >&2; exit 1; fi; \
-	if [ "$$py" = $(BIN)/python ]; then $$py tools/check_python.py --venv $(VENV) --goal $(GOAL); \
-	else $$py tools/check_python.py --name "$$py" --goal $(GOAL); fi
+	if [ "$$py" = $(BIN)/python ]; then $$py tools/dev/check_python.py --venv $(VENV) --goal $(GOAL); \
+	else $$py tools/dev/check_python.py --name "$$py" --goal $(GOAL); fi
 
 # TensorFlow and JAX, for the comparison page's examples: the tests need them, the site does not.
 $(BIN)/.installed-frameworks: $(BIN)/.installed requirements-frameworks.txt
@@ -74,7 +74,7 @@ $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 .PHONY: matrix
 matrix: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on every tracked torch version (nox + uv, about 3 GB each); rewrites the compatibility page and each page's "Verified on" line
 	-$(BIN)/nox
-	$(BIN)/python -m tools.compat
+	$(BIN)/python -m tools.examples.compat
 
 # Python 3.13, the newest requires-python allows; the pins as they are. Not part of `make matrix`.
 # PY313 names the interpreter when `python3.13` on PATH is not one (a pyenv shim, say).
@@ -97,11 +97,11 @@ test-docs: install-frameworks install-models system-packages  ## Every test but 
 
 .PHONY: lighthouse
 lighthouse: install system-packages  ## Lighthouse scores (mobile, median of 3 runs) of every page in both languages, one run after another (about 45 min; npx, Chromium); build/lighthouse/scores.md
-	$(BIN)/python -m tools.lighthouse
+	$(BIN)/python -m tools.measure.lighthouse
 
 .PHONY: translation-status
 translation-status:  ## Chinese pages whose English page changed since the Chinese one was last updated
-	@$(PYTHON) -m tools.translation_status
+	@$(PYTHON) -m tools.site.translation_status
 
 .PHONY: build
 build: install  ## Build the site into site/ with --strict
@@ -109,28 +109,28 @@ build: install  ## Build the site into site/ with --strict
 
 .PHONY: outputs
 outputs: install-frameworks install-models  ## Rewrite the snippets' expected outputs from a real run; review with git diff
-	$(BIN)/python -m tools.refresh_outputs
+	$(BIN)/python -m tools.examples.refresh_outputs
 
 .PHONY: benchmark
 benchmark: install-models  ## Measure every technique's memory and time (about 2 min); rewrites the cost page's figures
-	$(BIN)/python -m tools.benchmark
+	$(BIN)/python -m tools.measure.benchmark
 
-# build/check_guide.py: the file the site serves as check_guide.py (tools/checker.py renders both).
+# build/check_guide.py: the file the site serves as check_guide.py (tools/reader/checker.py renders both).
 .PHONY: check-guide
 check-guide: install-frameworks install-models  ## Run every example of the guide on this torch, as a reader's check_guide.py does
-	$(BIN)/python -m tools.checker --out build/check_guide.py
+	$(BIN)/python -m tools.reader.checker --out build/check_guide.py
 	$(BIN)/python build/check_guide.py --diff
 
 .PHONY: generate
 generate: install  ## Regenerate the notebooks and the figures from snippets and torch
-	$(BIN)/python -m tools.notebook
-	$(BIN)/python -m tools.toy_graph
-	$(BIN)/python -m tools.grad_cam_figure
-	$(BIN)/python -m tools.grad_norm_figure
+	$(BIN)/python -m tools.generate.notebook
+	$(BIN)/python -m tools.generate.toy_graph
+	$(BIN)/python -m tools.generate.grad_cam_figure
+	$(BIN)/python -m tools.generate.grad_norm_figure
 
 .PHONY: social-card
 social-card: install system-packages  ## Redraw the picture shared links show (docs/assets/social-card.png; needs a Chinese font)
-	$(BIN)/python -m tools.social_card
+	$(BIN)/python -m tools.generate.social_card
 
 .PHONY: clean
 clean:  ## Remove the built site and caches (keeps .venv)

@@ -15,14 +15,14 @@ the disk holds one at a time.
 
 Results go to build/matrix/<version>.xml (JUnit), and what the reader's check_guide.py printed
 on that release, once with the pins and once with torch and numpy only, to
-build/matrix/<version>.checker-pins.txt and .checker-torch-numpy.txt; `python -m tools.compat`
+build/matrix/<version>.checker-pins.txt and .checker-torch-numpy.txt; `python -m tools.examples.compat`
 turns them into the compatibility page's data file. A failing example fails its session, and nox goes on with the
 next version.
 
 doctests_py313 runs the same doc-tests with the pins unchanged on Python 3.13, the newest that
 requires-python (pyproject.toml) allows; the matrix and CI use Python 3.11. It installs PyPI's
 build of the pin (about 3 GB, deleted after).
-Its results go to build/python/3.13.xml, apart from the matrix's: tools.compat reads build/matrix.
+Its results go to build/python/3.13.xml, apart from the matrix's: tools.examples.compat reads build/matrix.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
         override = ["--override", str(overrides)]
     try:
         # `make install`'s check: outside requires-python, one line before 3 GB are installed.
-        session.run("python", str(ROOT / "tools" / "check_python.py"),
+        session.run("python", str(ROOT / "tools" / "dev" / "check_python.py"),
                     "--name", f"nox's python{session.python}",
                     "--advice", f"put one in that range on PATH as python{session.python}")
         session.install("-r", "requirements-frameworks.txt", "-r", "requirements-models.txt", *override)
@@ -80,7 +80,7 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
                     "'torch', torch.__version__, 'torchvision', __import__('torchvision').__version__)")
         if os.environ.get("RECORD") == "1" and torch and torch != PINNED:
             # what the gated snippets print on this release: snippets/releases/ (review the diff)
-            session.run("python", "-m", "tools.refresh_outputs", "--release",
+            session.run("python", "-m", "tools.examples.refresh_outputs", "--release",
                         env={"NO_MKDOCS_2_WARNING": "1"})
         junit.parent.mkdir(parents=True, exist_ok=True)
         session.run(
@@ -90,7 +90,7 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
         )
         if torch:  # the reader's check_guide.py on this release: with the pins, and with torch + numpy
             checker = Path(session.create_tmp()).resolve() / "check_guide.py"
-            session.run("python", "-m", "tools.checker", "--out", str(checker))
+            session.run("python", "-m", "tools.reader.checker", "--out", str(checker))
             bare = Path(session.create_tmp()).resolve() / "torch-numpy"
             uv = [sys.executable, "-m", "uv"]
             session.run(*uv, "venv", "--quiet", "--python", "3.11", str(bare), external=True)
@@ -107,7 +107,7 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
 
 
 # Runs check_guide.py from an empty folder, as a reader who downloaded it does, under each Python
-# given (both at once: one per core), and keeps what each printed and its exit status; tools.compat
+# given (both at once: one per core), and keeps what each printed and its exit status; tools.examples.compat
 # puts both in results.json.
 _RUN_CHECKER = """
 import pathlib, shutil, subprocess, sys, tempfile

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tools.serve import CHROMIUM_FLAGS, Server, chromium_path
+from tools.dev.serve import CHROMIUM_FLAGS, Server, chromium_path
 
 TIMEOUT_MS = 15_000
 

@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools import offline
+from tools.examples import offline
 
 offline.install()  # an example that reaches for a model hub or the network fails, never skips
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.notebook import OUTLINES
+from tools.generate.notebook import OUTLINES
 from tools.snippets import DOCS, ROOT
 
 INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"]+)"\s*$', re.MULTILINE)
@@ -18,7 +18,7 @@ FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 
 @dataclass(frozen=True)
 class Source:
-    """A page (docs/*.md, docs/*.ipynb) or a notebook outline (tools/notebooks/*.md)."""
+    """A page (docs/*.md, docs/*.ipynb) or a notebook outline (tools/generate/notebooks/*.md)."""
 
     path: Path
 

@@ -21,8 +21,9 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from tools import offline
-from tools.snippets import module_globals, run_as_script, run_script, script_output
+from tools.examples import offline
+from tools.examples.evaluate import module_globals, run_as_script
+from tools.examples.scripts import run_script, script_output
 
 
 def run_pycon(text: str, index: int) -> dict:

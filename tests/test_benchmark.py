@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tools import benchmark
+from tools.measure import benchmark
 from tools.snippets import DOCS, ROOT
 
 
@@ -95,9 +95,9 @@ def test_the_stored_run_keeps_the_stated_relations(statement, measured, expected
 def test_tables_and_figures_are_drawn_from_the_stored_run():
     for path, content in benchmark.render(STORED).items():
         rel = path.relative_to(ROOT)
-        assert path.is_file(), f"{rel} is missing: run `python -m tools.benchmark --render-only`"
+        assert path.is_file(), f"{rel} is missing: run `python -m tools.measure.benchmark --render-only`"
         assert path.read_text(encoding="utf-8") == content, (
-            f"{rel} is not what results.json gives: run `python -m tools.benchmark --render-only`"
+            f"{rel} is not what results.json gives: run `python -m tools.measure.benchmark --render-only`"
         )
 
 

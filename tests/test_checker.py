@@ -1,5 +1,5 @@
-"""The reader's checker (tools/checker.py writes check_guide.py) and each page's downloads
-(tools/downloads.py, read from the session's build).
+"""The reader's checker (tools/reader/checker.py writes check_guide.py) and each page's downloads
+(tools/site/downloads.py, read from the session's build).
 
 The full checker run takes minutes (`make check-guide`). Here it runs as a reader runs it,
 `python check_guide.py`, twice, in the background: on two cheap pages (one passes, one whose
@@ -29,7 +29,9 @@ import pytest
 
 from tests.pages import Source, pages, site_path
 from tests.test_site import SITE_URL, builds, site  # noqa: F401  (the session's strict build)
-from tools import checker, downloads, releases
+from tools.reader import checker
+from tools.site import downloads
+from tools.snippets import releases
 from tools.snippets import FENCE, ROOT, SNIPPETS, Snippet
 
 PASSING_PAGE = "register-hook"     # four snippets, under a second of examples
@@ -611,7 +613,7 @@ def test_the_site_serves_the_generated_checker(site, monkeypatch):
     rendered = checker.render()
     for path in (site / "check_guide.py", site / "zh" / "check_guide.py"):
         assert path.is_file(), f"{path.relative_to(site)} was not written"
-        assert path.read_text(encoding="utf-8") == rendered, f"{path.relative_to(site)} is not what tools/checker.py writes"
+        assert path.read_text(encoding="utf-8") == rendered, f"{path.relative_to(site)} is not what tools/reader/checker.py writes"
 
 
 @pytest.mark.parametrize("error", [ImportError("\n\nrequires PyTorch >= 2.6\nmore"), KeyError("key"),
@@ -619,7 +621,7 @@ def test_the_site_serves_the_generated_checker(site, monkeypatch):
 def test_the_checker_writes_an_exception_as_the_guide_records_it(module, error):
     """A recorded release output ends with an exception's first line (tools.snippets.exception_line);
     the checker must write a raised one the same way, or a recorded crash never matches."""
-    from tools.snippets import exception_line
+    from tools.examples.evaluate import exception_line
 
     assert module.exception_line(error) == exception_line(error)
 

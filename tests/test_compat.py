@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tools import compat
+from tools.examples import compat
 from tools.snippets import DOCS, ROOT, version_gates
 
 # the committed results, not build/matrix: what the page shows
@@ -36,7 +36,7 @@ def test_the_results_are_for_the_snippets_as_they_are():
         assert not stale, (
             f"{', '.join(f'snippets/{n}' for n in stale)} changed since the matrix ran them on torch "
             f"{version} ({run['date']}): run `make matrix`, or that release's nox session and "
-            "`python -m tools.compat`"
+            "`python -m tools.examples.compat`"
         )
 
 
@@ -48,7 +48,7 @@ def test_the_pinned_release_passes_everything():
 def test_tables_are_drawn_from_the_data():
     for path, content in compat.render(DATA).items():
         assert path.read_text(encoding="utf-8") == content, (
-            f"{path.relative_to(ROOT)} is not what results.json gives: run `python -m tools.compat`"
+            f"{path.relative_to(ROOT)} is not what results.json gives: run `python -m tools.examples.compat`"
         )
 
 

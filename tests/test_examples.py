@@ -5,7 +5,7 @@ namespace and run in order, as on the page.
 
 A snippet listed in snippets/versions.toml prints what its page shows on some torch releases
 only. On the others its examples run as one test that compares them exactly with what that
-release printed in a real run, recorded in snippets/releases/<name>.md (tools/releases.py): a
+release printed in a real run, recorded in snippets/releases/<name>.md (tools/snippets/releases.py): a
 difference nobody recorded, a crash, or a release with no recorded output fails.
 
 The documents that import a library outside requirements.txt run in a second pytest process,
@@ -28,10 +28,8 @@ import pytest
 from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
-from tools.snippets import (
-    DOCS, FLAGS, ROOT, SNIPPETS, PyconParser, module_globals, release_problems, torch_release,
-    version_gates,
-)
+from tools.examples.evaluate import PyconParser, module_globals, release_problems
+from tools.snippets import DOCS, FLAGS, ROOT, SNIPPETS, torch_release, version_gates
 
 SYBILS = [
     # snippets/releases/ holds other releases' outputs of gated snippets: compared by ReleaseRun
@@ -51,7 +49,7 @@ ONLY = "GUIDE_EXAMPLES_ONLY"  # set in the second process: the documents it runs
 
 class ReleaseRun:
     """A gated snippet on a release its gate excludes: run and compared exactly with what
-    snippets/releases/<name>.md recorded from a real run of this release (tools/releases.py)."""
+    snippets/releases/<name>.md recorded from a real run of this release (tools/snippets/releases.py)."""
 
     def __init__(self, path: Path, namespace: dict) -> None:
         self.path, self.namespace = str(path), namespace

@@ -1,4 +1,4 @@
-"""llms.txt, llms-full.txt and the Markdown twins (tools/llms.py), read from the session's build.
+"""llms.txt, llms-full.txt and the Markdown twins (tools/site/llms.py), read from the session's build.
 
 Each language root lists every page of its language under its nav section, linking to the page's
 twin (`<page>/index.html.md`); each twin holds the code and the outputs of the snippets its page

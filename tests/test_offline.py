@@ -1,4 +1,4 @@
-"""The real-model examples run offline (tools/offline.py): these tests show that a download fails
+"""The real-model examples run offline (tools/examples/offline.py): these tests show that a download fails
 loudly in the test process, and that no example asks for one."""
 
 import re

@@ -1,11 +1,11 @@
 """What a page costs as it loads (issue 16 §4: the Chinese pages as fast as the English ones), read
-from the session's build; the scores themselves come from `make lighthouse` (tools/lighthouse.py).
+from the session's build; the scores themselves come from `make lighthouse` (tools/measure/lighthouse.py).
 
 - Every page holds Material's request for the search index until the reader opens the search
-  (tools/page_speed.py); Material still asks for it by XMLHttpRequest, the one way the held
+  (tools/site/page_speed.py); Material still asks for it by XMLHttpRequest, the one way the held
   request is recognised.
 - Chinese pages, and only they, name their CJK fonts after Material's Latin ones (inlined by
-  tools/page_speed.py), so Han text is not laid out through the system's font fallback.
+  tools/site/page_speed.py), so Han text is not laid out through the system's font fallback.
 - Every page styles and lays out its code blocks only near the screen (content-visibility).
 - In the browser (marker `browser`, from the visits tests/test_browser.py records): no page asks
   for the index as it loads; the search tests there prove it still comes when the reader searches.
@@ -20,7 +20,7 @@ import pytest
 
 from tests.test_browser import browsed  # noqa: F401  (the visits of every page, both languages)
 from tests.test_site import builds, site  # noqa: F401  (the session's strict build)
-from tools.page_speed import BUNDLE, CJK_FONTS, HOLD_INDEX, LAZY_CODE, SEARCH_FORM
+from tools.site.page_speed import BUNDLE, CJK_FONTS, HOLD_INDEX, LAZY_CODE, SEARCH_FORM
 
 
 def _read(path: Path) -> str:
@@ -51,7 +51,7 @@ def test_material_requests_the_index_as_the_hold_script_expects(site):
     text = _read(bundles[0])
     assert "new XMLHttpRequest" in text and '"search/search_index.json"' in text, (
         f"{bundles[0].name} no longer requests search/search_index.json by XMLHttpRequest: "
-        "tools/page_speed.py would hold nothing"
+        "tools/site/page_speed.py would hold nothing"
     )
 
 
@@ -65,7 +65,7 @@ def _material_text_fonts(site: Path) -> list[str]:
 def test_chinese_pages_name_their_cjk_fonts(site):
     rule = r'<style>html\[lang\^="zh"\] body\{--md-text-font-family:([^}]+)\}</style>'
     found = re.fullmatch(rule, CJK_FONTS)
-    assert found, f"tools/page_speed.py: CJK_FONTS is not one --md-text-font-family rule: {CJK_FONTS}"
+    assert found, f"tools/site/page_speed.py: CJK_FONTS is not one --md-text-font-family rule: {CJK_FONTS}"
     fonts = [f.strip() for f in found.group(1).split(",")]
     latin = [f for f in _material_text_fonts(site) if f != "sans-serif"]
     assert fonts[:len(latin)] == latin, f"CJK_FONTS should start with Material's Latin fonts {latin}: {fonts}"

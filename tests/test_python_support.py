@@ -1,6 +1,6 @@
 """The supported Pythons are written once, as requires-python in pyproject.toml, and everything
 else agrees with it: the README, the check `make install` runs before it creates .venv
-(tools/check_python.py), and the nox session on the newest Python allowed."""
+(tools/dev/check_python.py), and the nox session on the newest Python allowed."""
 
 import ast
 import os
@@ -13,7 +13,7 @@ import tomllib
 
 import pytest
 
-from tools import check_python
+from tools.dev import check_python
 from tools.snippets import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -21,7 +21,7 @@ SPEC = PYPROJECT["project"]["requires-python"]
 OLDEST = re.search(r">=\s*(\d+\.\d+\.\d+)", SPEC).group(1)
 NEWEST = check_python.newest_minor(SPEC)  # "3.13" for "<3.14"
 EXCLUDED = re.findall(r"!=\s*([\d.]+)", SPEC)  # releases inside the range that are not supported
-SCRIPT = ROOT / "tools" / "check_python.py"
+SCRIPT = ROOT / "tools" / "dev" / "check_python.py"
 
 
 def _check(*args):
@@ -80,8 +80,8 @@ def _fake_python(folder, version):
 def project(tmp_path):
     """A copy of what `make install` reads before it installs anything."""
     for name in ("Makefile", "pyproject.toml", "requirements.txt", "requirements-installer.txt",
-                 "tools/check_python.py"):
-        (tmp_path / name).parent.mkdir(exist_ok=True)
+                 "tools/dev/check_python.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     return tmp_path
 

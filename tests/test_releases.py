@@ -1,4 +1,4 @@
-"""What gated snippets print on other torch releases (snippets/releases/, tools/releases.py):
+"""What gated snippets print on other torch releases (snippets/releases/, tools/snippets/releases.py):
 every release a gate excludes has its recorded output, recorded from the snippet's own code, and
 the comparison on such a release fails on a changed line or a crash, as it does on the pin."""
 
@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tools import compat, releases
-from tools.snippets import (
-    ROOT, SNIPPETS, Snippet, module_globals, release_problems, release_script_problems, script_paths,
-    version_gates,
-)
+from tools.examples import compat
+from tools.snippets import releases
+from tools.examples.evaluate import module_globals, release_problems, release_script_problems
+from tools.snippets import ROOT, SNIPPETS, Snippet, script_paths, version_gates
 
 GATES = version_gates()
 RECORDED = sorted(releases.FOLDER.glob("*.md"))
@@ -160,7 +159,7 @@ def test_the_compatibility_page_shows_each_recorded_difference():
         for section in releases.parse(path.read_text(encoding="utf-8")):
             assert f"`{path.stem}`" in rows and f"torch {', '.join(section.releases)}" in rows, (
                 f"snippets/compatibility/differences.md does not show {path.stem} on torch "
-                f"{', '.join(section.releases)}: run `python -m tools.compat`")
+                f"{', '.join(section.releases)}: run `python -m tools.examples.compat`")
 
 
 # --- Page notes that quote another release's output -------------------------------------------
@@ -207,7 +206,7 @@ def test_a_version_note_quotes_what_the_release_printed(page, body, name):
 
 
 def test_a_run_that_differs_where_the_page_says_it_varies_is_an_expected_failure(monkeypatch):
-    """varies_on: reported as xfailed (tools.compat then marks that release ✗), never as passed;
+    """varies_on: reported as xfailed (tools.examples.compat then marks that release ✗), never as passed;
     anywhere else the same difference is a plain failure."""
     from tests import test_examples
     from tools.snippets import Gate, torch_release

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.snippets import (
-    DISTRIBUTED_MAIN, ROOT, is_distributed, release_script_problems, run_distributed, run_script,
-    script_output, script_paths, torch_release, version_gates,
-)
+from tools.examples.evaluate import release_script_problems
+from tools.examples.scripts import run_distributed, run_script, script_output
+from tools.snippets import DISTRIBUTED_MAIN, ROOT, is_distributed, script_paths, torch_release, version_gates
 
 SCRIPTS = script_paths()
 DISTRIBUTED = [path for path in SCRIPTS if is_distributed(path)]
@@ -87,7 +86,7 @@ def test_every_output_file_has_its_script():
 @pytest.mark.parametrize("path", DISTRIBUTED, ids=[p.name for p in DISTRIBUTED])
 def test_a_distributed_script_ends_with_the_standard_launch(path):
     """The suite forks each distributed script's workers from one shared process
-    (tools/distributed_runner.py); that is what `python <name>.py` runs only if the script's
+    (tools/examples/distributed_runner.py); that is what `python <name>.py` runs only if the script's
     launch is the standard one, byte for byte."""
     assert path.read_text(encoding="utf-8").endswith(DISTRIBUTED_MAIN), (
         f"snippets/{path.name} must end with tools.snippets.DISTRIBUTED_MAIN (free_port and the "

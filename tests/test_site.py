@@ -23,7 +23,7 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from tests.pages import Source, pages, site_path
-from tools.serve import free_port
+from tools.dev.serve import free_port
 from tools.snippets import DOCS, ROOT, SNIPPETS, Snippet
 
 PAGES = pages()
@@ -169,7 +169,7 @@ def test_chinese_search_finds_chinese_words(site):
 
 
 def test_each_language_searches_its_own_pages(site):
-    """tools/mkdocs_hooks.py splits i18n's one index: /search/ English, /zh/search/ Chinese."""
+    """tools/site/plugin_fixes.py splits i18n's one index: /search/ English, /zh/search/ Chinese."""
     english = json.loads(_read(site / "search" / "search_index.json"))["docs"]
     chinese = json.loads(_read(site / "zh" / "search" / "search_index.json"))["docs"]
     assert english and chinese, "a language has an empty search index"
@@ -381,7 +381,7 @@ def test_page_has_the_tags_a_shared_link_shows(site, page):
 
 def _verified_by_page() -> dict:
     """Recomputed from the matrix results, not read from verified.json: the test of the badge."""
-    from tools import compat
+    from tools.examples import compat
 
     return compat.verified(json.loads(compat.DATA.read_text(encoding="utf-8")))
 
@@ -407,7 +407,7 @@ def test_page_says_which_torch_releases_its_examples_passed_on(site, page):
     facts += [f"torch {entry[key].replace(', ', sep)}" for key in ("differs", "fails") if entry[key] and "guide" not in entry]
     facts += [f" {entry['count']} "] if "guide" not in entry else [f" {entry['guide']} "]
     missing = [fact for fact in facts if fact not in said]
-    assert not missing, f"{page.rel} says {said!r}; the matrix results also say {missing}: run `python -m tools.compat`"
+    assert not missing, f"{page.rel} says {said!r}; the matrix results also say {missing}: run `python -m tools.examples.compat`"
     assert re.search(r'</h1>\s*<p class="guide-status">', text), f"{page.rel}: the status line is not under the title"
     for name, releases in entry["examples"].items():
         bar = re.search(rf'<span class="filename">{re.escape(name)}(?:\.py)? <span class="guide-range"[^>]*>torch ([^<]+)</span>', text)
@@ -476,7 +476,7 @@ def test_chinese_page_says_whether_its_translation_is_in_step(site, page):
 
 @functools.lru_cache(maxsize=1)
 def _translation_pairs() -> dict:
-    from tools.translation_status import pairs
+    from tools.site.translation_status import pairs
 
     return {pair.chinese: pair for pair in pairs(ROOT)}
 
@@ -516,7 +516,7 @@ _NOT_FOUND_H1 = {"en": "<h1>404 - Not found</h1>", "zh": "<h1>404 - 找不到这
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_each_language_has_its_own_not_found_page(site, lang):
     """i18n wrote every language's 404.html to the site root, the last language's winning
-    (tools/mkdocs_hooks.py, 9): each language root has its own, in its language, whose language
+    (tools/site/plugin_fixes.py, 9): each language root has its own, in its language, whose language
     links lead to the language roots and whose search uses its own language's index."""
     root = "" if lang == "en" else f"{lang}/"
     page = site / root / "404.html"

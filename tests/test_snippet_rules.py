@@ -8,7 +8,8 @@ import pytest
 from sybil import Sybil
 from sybil.example import SybilFailure
 
-from tools.snippets import FLAGS, PyconParser, load_all, module_globals
+from tools.examples.evaluate import PyconParser, module_globals
+from tools.snippets import FLAGS, load_all
 
 SNIPPETS = load_all()
 by_name = pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.name for s in SNIPPETS])

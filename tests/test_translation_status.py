@@ -1,9 +1,9 @@
-"""tools/translation_status.py on a throwaway repository: it must name a Chinese page exactly when
+"""tools/site/translation_status.py on a throwaway repository: it must name a Chinese page exactly when
 its English page changed after it."""
 
 import subprocess
 
-from tools.translation_status import git, pairs, report
+from tools.site.translation_status import git, pairs, report
 
 
 def _commit(repo, message):

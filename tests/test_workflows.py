@@ -53,6 +53,6 @@ def test_ci_runs_the_readme_test_command():
 def test_the_deployed_site_is_built_from_the_whole_history():
     """Each page's last update and each Chinese page's translation status come from git log: a
     shallow clone (actions/checkout's default) would show one date everywhere and no page behind;
-    tools/page_status.py then shows neither."""
+    tools/site/page_status.py then shows neither."""
     text = (ROOT / ".github/workflows/docs.yml").read_text()
     assert re.search(r"^\s+fetch-depth: 0\b", text, re.MULTILINE), "docs.yml: checkout needs fetch-depth: 0"

@@ -1,1 +1,17 @@
-"""Maintainer tools: snippet parsing, output refresh, notebook and diagram generation."""
+"""The guide's own code, one package per role. Which package runs when:
+
+    snippets/   the snippet model: what a snippet is, where it lives, its version gates and the
+                outputs other releases recorded. Shared by all the others; imports none of them.
+    site/       MkDocs hooks (mkdocs.yml `hooks:`): run inside `mkdocs build`, without torch.
+    reader/     check_guide.py, the file readers download to check the guide on their torch.
+    examples/   runs the examples: the tests' evaluator, the offline guard, the distributed
+                runner, the output refresher, and the torch matrix's results.
+    measure/    the cost page's benchmark and the Lighthouse scores.
+    generate/   committed files made from snippets and torch: notebooks, figures, social card.
+    dev/        developer tasks: the Python check before install, the local server + Chromium.
+
+What may import what (tests/test_structure.py checks it): site may import snippets, reader and
+generate; reader, examples, measure and generate may import snippets (and dev); nothing imports
+site, examples or measure but the tests. So the build hooks and the tests' runtime meet only in
+the snippet model.
+"""

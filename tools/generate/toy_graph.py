@@ -1,6 +1,6 @@
 """Draw the seeds' toy graph with values computed by torch, never typed.
 
-    python -m tools.toy_graph          # writes docs/assets/toy-graph.svg
+    python -m tools.generate.toy_graph          # writes docs/assets/toy-graph.svg
 
 x = 3, w = 2, b = 1; u = x * w, v = u + b, a = relu(v). Every node shows its forward value and
 da/d(node). tests/test_generated.py checks that the committed file equals a fresh drawing.

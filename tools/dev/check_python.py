@@ -1,8 +1,8 @@
 """Is this Python one the pinned requirements support? One line and exit 1 when it is not.
 
-    python3.13 tools/check_python.py                       # the interpreter running it
-    python tools/check_python.py --version-string 3.11.2   # any version (the tests use this)
-    .venv/bin/python tools/check_python.py --venv .venv    # the Python .venv was made with
+    python3.13 tools/dev/check_python.py                       # the interpreter running it
+    python tools/dev/check_python.py --version-string 3.11.2   # any version (the tests use this)
+    .venv/bin/python tools/dev/check_python.py --venv .venv    # the Python .venv was made with
 
 The range is `requires-python` in pyproject.toml, the one place it is written. `make install`
 runs this with the interpreter it is about to use, before creating .venv: an unsupported Python
@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PYPROJECT = os.path.join(ROOT, "pyproject.toml")
 CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)\s*$")
 

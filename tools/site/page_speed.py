@@ -1,5 +1,5 @@
 """MkDocs hook (registered under `hooks:` in mkdocs.yml): what a page costs as it loads, the
-Chinese pages' above all (issue 16 §4; `make lighthouse` measures it, tools/lighthouse.py).
+Chinese pages' above all (issue 16 §4; `make lighthouse` measures it, tools/measure/lighthouse.py).
 
 1. The search index loads when the reader opens the search, not with every page.
    Material's bundle requests search/search_index.json as soon as it runs, parses it on the main
@@ -85,7 +85,7 @@ def _speed_up(output: str, where: str) -> str:
     found = BUNDLE.search(output)
     if found is None:
         log.warning("%s has the search form but not Material's bundle script: the search index "
-                    "would load with the page (tools/page_speed.py)", where)
+                    "would load with the page (tools/site/page_speed.py)", where)
         return output
     return output[:found.start()] + HOLD_INDEX + output[found.start():]
 

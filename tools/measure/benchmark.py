@@ -1,11 +1,11 @@
 """Measured cost of each technique: torch memory to the byte, CPU time as a ratio.
 
-    python -m tools.benchmark                # measure, write the results, tables and figures
-    python -m tools.benchmark --render-only  # redraw tables and figures from results.json
+    python -m tools.measure.benchmark                # measure, write the results, tables and figures
+    python -m tools.measure.benchmark --render-only  # redraw tables and figures from results.json
 
 Writes snippets/benchmark/results.json (every figure), snippets/benchmark/<model>.md (the table
 rows the cost page includes; per-sample.md and amp.md: per-sample gradients and mixed precision,
-measured by tools/training_cost.py) and docs/assets/benchmark-memory.svg (.zh.svg: the same figure,
+measured by tools/measure/training_cost.py) and docs/assets/benchmark-memory.svg (.zh.svg: the same figure,
 labelled in Chinese). tests/test_benchmark.py checks that the tables and figures are the ones
 results.json gives, that the stored figures keep the relations the page states, and re-measures
 those relations exactly on small models.
@@ -43,7 +43,7 @@ import torch.nn as nn
 from torch.autograd.graph import get_gradient_edge, register_multi_grad_hook
 from torch.profiler import ProfilerActivity, profile
 
-from tools import training_cost
+from tools.measure import training_cost
 from tools.snippets import DOCS, ROOT, SNIPPETS
 
 RESULTS_DIR = SNIPPETS / "benchmark"
@@ -624,7 +624,7 @@ def render(results: dict) -> dict[Path, str]:
 
 
 def measure_training(repeats: int, **sizes) -> dict:
-    """Per-sample gradients and mixed precision (tools/training_cost.py), one thread."""
+    """Per-sample gradients and mixed precision (tools/measure/training_cost.py), one thread."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

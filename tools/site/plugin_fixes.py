@@ -15,7 +15,7 @@
 5. i18n writes one search index for all languages: an English search showed Chinese pages too.
    Each language root gets an index of its own pages, and its pages look for it there.
 6. nbconvert inlines JupyterLab's whole stylesheet (570 KB) into each notebook page: trimmed to
-   the rules the page uses (tools/notebook_css.py).
+   the rules the page uses (tools/site/notebook_css.py).
 7. Material's search dialog has no accessible name: it gets one, in the page's language; the
    notebook cells' copy buttons get their label in the page's language too.
 8. pycon lines of printed output get the class the copy button's CSS hides them by.
@@ -39,9 +39,9 @@ from urllib.parse import urlsplit
 
 from mkdocs.plugins import event_priority
 
-if str(Path(__file__).resolve().parent.parent) not in sys.path:  # MkDocs loads hooks by path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tools.notebook_css import trim_page  # noqa: E402
+if str(Path(__file__).resolve().parents[2]) not in sys.path:  # MkDocs loads hooks by path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tools.site.notebook_css import trim_page  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.guide")
 
@@ -139,7 +139,7 @@ _NOT_FOUND_TITLE = {"en": "404 - Not found", "zh": "404 - 找不到这个页面"
 _not_found: dict[str, str] = {}  # language -> its 404.html, written at its root by on_post_build
 
 
-@event_priority(-300)  # after tools/page_speed.py's on_post_template, on the final text
+@event_priority(-300)  # after tools/site/page_speed.py's on_post_template, on the final text
 def on_post_template(output, template_name, config):
     i18n = config.plugins.get("i18n")
     if template_name != "404.html" or i18n is None:

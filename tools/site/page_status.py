@@ -1,11 +1,11 @@
 """MkDocs hook: what a reader learns about a page before reading it (registered in mkdocs.yml).
 
 1. "Verified on torch 2.4.1–2.15.0 (8 of 8 releases tested), 2026-11-24" under the title of every
-   page with examples, from snippets/compatibility/verified.json, which `python -m tools.compat`
+   page with examples, from snippets/compatibility/verified.json, which `python -m tools.examples.compat`
    writes from the matrix results (never typed). An example that printed the page's output on
    fewer releases (snippets/versions.toml) shows its own range in its title bar.
 2. On a Chinese page: whether the translation is in step with the English page, from git, as
-   `make translation-status` reports it (tools/translation_status.py).
+   `make translation-status` reports it (tools/site/translation_status.py).
 3. The date of the last commit that changed the page's source, which Material shows at the foot
    of the page as "Last update" (the key its template reads is the one the
    git-revision-date-localized plugin fills; that plugin finds no history with Debian 12's git
@@ -28,10 +28,10 @@ from pathlib import Path
 
 from mkdocs.utils import get_relative_url
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # MkDocs loads hooks by path
     sys.path.insert(0, str(ROOT))
-from tools.translation_status import pairs  # noqa: E402
+from tools.site.translation_status import pairs  # noqa: E402
 
 VERIFIED = ROOT / "snippets" / "compatibility" / "verified.json"
 DESCRIPTION_LENGTH = {"en": 200, "zh": 100}  # characters; Chinese packs more into each

@@ -3,7 +3,7 @@ script once, then forks a pair of processes per script that runs its `worker(ran
 port)`, as `python <name>.py` does (tools/snippets.py checks that each script ends with that
 standard launch). The forked workers start with everything imported: no torch import per process.
 
-    python tools/distributed_runner.py FOLDER SECONDS SCRIPT.py [SCRIPT.py ...]   (from snippets/)
+    python tools/examples/distributed_runner.py FOLDER SECONDS SCRIPT.py [SCRIPT.py ...]   (from snippets/)
 
 SECONDS: each script's time limit; a script that hangs has its two processes killed and fails,
 and the next one runs. A script whose imports fail on the installed torch fails alone.

@@ -1,8 +1,8 @@
 """Build the downloadable notebooks from the snippets, so their code is the tested code.
 
-    python -m tools.notebook            # writes docs/notebooks/<name>.ipynb and <name>.zh.ipynb
+    python -m tools.generate.notebook            # writes docs/notebooks/<name>.ipynb and <name>.zh.ipynb
 
-An outline, tools/notebooks/<name>.md (English) or <name>.zh.md (Chinese), is Markdown in which a
+An outline, tools/generate/notebooks/<name>.md (English) or <name>.zh.md (Chinese), is Markdown in which a
 line `--8<-- "snippet.md"` becomes a code cell holding that snippet's code (prompts and outputs
 stripped); everything between such lines becomes a Markdown cell. Each notebook is then executed
 in a fresh kernel and saved with its outputs, so the site and the download show what the code
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from tools.snippets import DOCS, ROOT, SNIPPETS, Snippet
 
-OUTLINES = ROOT / "tools" / "notebooks"
+OUTLINES = Path(__file__).with_name("notebooks")
 INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"]+)"\s*$')
 
 

@@ -1,7 +1,7 @@
 """Which Chinese pages are behind their English page, from git history.
 
-    make translation-status                 # or: python -m tools.translation_status
-    python -m tools.translation_status --all  # every pair, up to date or not
+    make translation-status                 # or: python -m tools.site.translation_status
+    python -m tools.site.translation_status --all  # every pair, up to date or not
 
 For each docs/<page>.zh.md (and .zh.ipynb) it finds the last commit that changed the Chinese page,
 then the commits since then that changed the English page. A page is listed when there are any;
@@ -17,7 +17,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def git(root: Path, *args: str) -> str:

@@ -1,6 +1,6 @@
 """The cost page's training-loop rows: per-sample gradients three ways, and mixed precision.
 
-Part of `make benchmark` (tools/benchmark.py calls run() and render_rows()); the same method as
+Part of `make benchmark` (tools/measure/benchmark.py calls run() and render_rows()); the same method as
 the technique rows: torch memory to the byte with the profiler, CPU time as the median ratio to a
 plain step, measured alternately, one thread.
 
@@ -163,7 +163,7 @@ def _agree(results: dict[str, dict[str, torch.Tensor]]) -> None:
 
 def run(memory: Callable, repeats: int, timing: bool = True, width: int = 256,
         batch: int = BATCH, amp_batch: int = AMP_BATCH, with_opacus: bool = True) -> dict:
-    """memory: tools.benchmark.memory, (peak, held) bytes of one call. with_opacus=False leaves
+    """memory: tools.measure.benchmark.memory, (peak, held) bytes of one call. with_opacus=False leaves
     the Opacus row out (the tests' small run: Opacus 1.6 does not import on every tracked torch)."""
     model = classifier(width)
     x, y = _data(batch, width)

@@ -1,12 +1,12 @@
 """Turn the torch version matrix's results into the compatibility page's data.
 
-    python -m tools.compat          # reads build/matrix/<version>.xml (written by `make matrix`)
+    python -m tools.examples.compat          # reads build/matrix/<version>.xml (written by `make matrix`)
 
 Writes snippets/compatibility/results.json (versions, dates, per snippet: passed or failed on
 each version, with the first failing line, and a digest of the snippet's files as they were run),
 the table rows the compatibility page includes: pages.md (per page of the guide) and snippets.md
 (per snippet), and verified.json: per page, the releases its examples passed on, which the page
-shows under its title ("Verified on torch 2.4.1–2.15.0"; tools/page_status.py). A version missing
+shows under its title ("Verified on torch 2.4.1–2.15.0"; tools/site/page_status.py). A version missing
 from build/matrix keeps its previous results, so one version can be re-run alone.
 
 Only the standard library: the matrix workflow runs this without installing the project.
@@ -21,9 +21,9 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tools import releases
+from tools.snippets import releases
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS, SNIPPETS = ROOT / "docs", ROOT / "snippets"
 MATRIX = ROOT / "build" / "matrix"
 OUT = SNIPPETS / "compatibility"
@@ -136,7 +136,7 @@ def collect() -> dict:
 @functools.lru_cache(maxsize=1)
 def _includes() -> dict[str, set[str]]:
     """English page (docs/**/*.md and notebooks, no .zh) -> the snippet files it includes (a
-    notebook's code cells name theirs in their metadata: tools/notebook.py)."""
+    notebook's code cells name theirs in their metadata: tools/generate/notebook.py)."""
     found = {page.relative_to(DOCS).as_posix(): set(INCLUDE.findall(page.read_text(encoding="utf-8")))
              for page in sorted(DOCS.rglob("*.md")) if ".zh." not in page.name}
     for notebook in sorted(DOCS.rglob("*.ipynb")):
@@ -281,7 +281,7 @@ def pinned_output(name: str) -> str:
 
 def difference_rows() -> str:
     """Per gated snippet and recorded release output: the lines that differ from the page's
-    ('-' the page, '+' the release), from snippets/releases/ (tools/releases.py)."""
+    ('-' the page, '+' the release), from snippets/releases/ (tools/snippets/releases.py)."""
     parts = []
     for name in snippet_names():
         sections = releases.load(name)

@@ -1,7 +1,7 @@
 """Draw the per-layer gradient norms of a deep plain MLP and of the same MLP with residual
 connections and LayerNorm, from a fresh run (the models of the monitor_vanishing_exploding snippet).
 
-    python -m tools.grad_norm_figure   # writes docs/assets/grad-norms.svg and grad-norms.zh.svg
+    python -m tools.generate.grad_norm_figure   # writes docs/assets/grad-norms.svg and grad-norms.zh.svg
 
 Pure SVG text, no plotting library: labels are <text> elements, so the Chinese figure renders with
 the page's fonts. tests/test_generated.py checks that the committed files equal a fresh drawing.

@@ -1,5 +1,5 @@
 """The built site on 127.0.0.1, and the Chromium that reads it: shared by the browser tests
-(tests/browser.py) and the Lighthouse command (tools/lighthouse.py)."""
+(tests/browser.py) and the Lighthouse command (tools/measure/lighthouse.py)."""
 
 from __future__ import annotations
 

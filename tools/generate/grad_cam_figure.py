@@ -1,6 +1,6 @@
 """Draw the Grad-CAM example: the input image next to its heat map, from the snippet's own run.
 
-    python -m tools.grad_cam_figure        # writes docs/assets/grad-cam.svg
+    python -m tools.generate.grad_cam_figure        # writes docs/assets/grad-cam.svg
 
 The figure has no text: each language's page captions it. tests/test_generated.py checks that the
 committed file equals a fresh drawing.

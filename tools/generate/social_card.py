@@ -1,6 +1,6 @@
 """The picture a shared link shows (og:image): docs/assets/social-card.png, 1200 x 630.
 
-    python -m tools.social_card        # or: make social-card
+    python -m tools.generate.social_card        # or: make social-card
 
 Draws the card as HTML (both site names, the guide's promise) and has Debian's Chromium take a
 headless screenshot of it. The Chinese line needs a font with Chinese glyphs (Debian:
@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.serve import CHROMIUM_FLAGS, chromium_path
+from tools.dev.serve import CHROMIUM_FLAGS, chromium_path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CARD = ROOT / "docs" / "assets" / "social-card.png"
 WIDTH, HEIGHT = 1200, 630
 

@@ -7,7 +7,7 @@ Next to every built page with examples, in each language:
   page's title and address, then one code cell per snippet whose stream output is the snippet's
   expected output, the output the tests check;
 - <snippet>.py: each script snippet as it is (they start processes of their own).
-At the root of each language: check_guide.py (tools/checker.py), which runs every example of the
+At the root of each language: check_guide.py (tools/reader/checker.py), which runs every example of the
 guide on the reader's torch. The notebook page keeps its own download and links the checker.
 
 page.guide_downloads carries the relative links for docs/overrides/partials/page-downloads.html.
@@ -20,10 +20,10 @@ import json
 import sys
 from pathlib import Path
 
-if str(Path(__file__).resolve().parent.parent) not in sys.path:  # MkDocs loads hooks by path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from tools.checker import Example, page_examples, page_name, render  # noqa: E402
-from tools.notebook import notebook_json  # noqa: E402
+if str(Path(__file__).resolve().parents[2]) not in sys.path:  # MkDocs loads hooks by path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tools.reader.checker import Example, page_examples, page_name, render  # noqa: E402
+from tools.generate.notebook import notebook_json  # noqa: E402
 from tools.snippets import FENCE  # noqa: E402
 
 CHECKER = "check_guide.py"

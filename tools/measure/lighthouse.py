@@ -1,9 +1,9 @@
 """Lighthouse scores of the built site: performance, accessibility, best practices, SEO.
 
     make lighthouse                                  # build, serve on 127.0.0.1, score every page
-    python -m tools.lighthouse --runs 1              # one run per page instead of the median of 3
-    python -m tools.lighthouse --pages home pitfalls retain-grad   # some pages, both languages
-    python -m tools.lighthouse --site site --port 8000  # score a build made for that address
+    python -m tools.measure.lighthouse --runs 1              # one run per page instead of the median of 3
+    python -m tools.measure.lighthouse --pages home pitfalls retain-grad   # some pages, both languages
+    python -m tools.measure.lighthouse --site site --port 8000  # score a build made for that address
 
 Lighthouse (npm, version pinned below, run with npx) drives Debian's Chromium with its default
 mobile profile (emulated phone, simulated slow 4G and 4x CPU slowdown). The pages: every page of
@@ -31,9 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.serve import CHROMIUM_FLAGS, Server, chromium_path, free_port
+from tools.dev.serve import CHROMIUM_FLAGS, Server, chromium_path, free_port
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "build" / "lighthouse"
 LIGHTHOUSE = "lighthouse@13.5.0"
 LANGUAGES = {"en": "", "zh": "zh/"}  # language -> its root in the built site

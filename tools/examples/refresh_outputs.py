@@ -3,11 +3,11 @@
 Doctest snippets (snippets/<name>.md) get their output lines rewritten in place; script snippets
 (snippets/<name>.py) get snippets/<name>.out rewritten from the script's stdout.
 
-    python -m tools.refresh_outputs            # every snippet
-    python -m tools.refresh_outputs retain_grad register_hook_save_grad
-    python -m tools.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
-    python -m tools.refresh_outputs --release  # on another torch: record what the gated snippets
-                                               # print there (snippets/releases/, tools/releases.py)
+    python -m tools.examples.refresh_outputs            # every snippet
+    python -m tools.examples.refresh_outputs retain_grad register_hook_save_grad
+    python -m tools.examples.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
+    python -m tools.examples.refresh_outputs --release  # on another torch: record what the gated snippets
+                                               # print there (snippets/releases/, tools/snippets/releases.py)
 
 Each snippet runs as its copied script runs, in a fresh module, exactly as the tests run it,
 and every expected output becomes what the run printed, with memory addresses and
@@ -23,11 +23,12 @@ import re
 import sys
 import warnings
 
-from tools import offline, releases
+from tools.examples import offline
+from tools.snippets import releases
+from tools.examples.evaluate import echo_message, exception_line, module_globals, run_as_script
+from tools.examples.scripts import run_distributed, run_script, script_output
 from tools.snippets import (
-    ROOT, SNIPPETS, Snippet, echo_message, exception_line, is_distributed, load_all, module_globals, run_as_script,
-    run_distributed, run_script,
-    script_output, script_paths, torch_release, version_gates,
+    ROOT, SNIPPETS, Snippet, is_distributed, load_all, script_paths, torch_release, version_gates,
 )
 
 # Values that differ from machine to machine or run to run, written in the ELLIPSIS form that the
@@ -79,7 +80,7 @@ def _run_examples(snippet: Snippet, on_release: bool) -> tuple[list[doctest.Exam
 
 def refresh(snippet: Snippet, on_release: bool = False) -> tuple[str, int]:
     """Return the snippet's text with fresh outputs, and how many examples' outputs changed. On
-    another release (`on_release`), the text is the transcript tools.releases records: the fence's
+    another release (`on_release`), the text is the transcript tools.snippets.releases records: the fence's
     body only, ending with the example that raised, if one did."""
     examples, got, raised = _run_examples(snippet, on_release)
     fence = snippet.fence

@@ -16,8 +16,8 @@ snippet in ``snippets/releases/<name>.md`` and compared exactly by the tests on 
 
 What is compared is what a reader sees printed (stdout): warnings, which go to stderr, are ignored
 both when recording and when comparing, while on the pinned release the tests still turn them into
-errors. Written by ``python -m tools.refresh_outputs --release`` on the release itself (``make matrix``
-records with RECORD=1); never typed. Only the standard library: tools.compat and the reader's
+errors. Written by ``python -m tools.examples.refresh_outputs --release`` on the release itself (``make matrix``
+records with RECORD=1); never typed. Only the standard library: tools.examples.compat and the reader's
 checker read these files too.
 """
 
@@ -29,13 +29,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "snippets" / "releases"
 
 HEADER = (
     "<!-- What snippets/{file} prints on the torch releases named below, where its page's\n"
     "     output does not hold (snippets/versions.toml). Recorded from a real run of each release\n"
-    "     by `python -m tools.refresh_outputs --release` (RECORD=1 make matrix): do not edit. -->\n"
+    "     by `python -m tools.examples.refresh_outputs --release` (RECORD=1 make matrix): do not edit. -->\n"
 )
 SECTION = re.compile(r"^## torch (?P<releases>[\d., ]+)\n\n```(?P<kind>pycon|text)\n(?P<body>.*?)^```\n",
                      re.MULTILINE | re.DOTALL)

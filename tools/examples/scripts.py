@@ -1,0 +1,82 @@
+"""Run script snippets (snippets/<name>.py): alone, as a reader runs them, or the distributed
+ones together from one process (tools/examples/distributed_runner.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tools.snippets.model import DISTRIBUTED_TIMEOUT, ROOT, SCRIPT_TIMEOUT, SNIPPETS
+
+
+def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float,
+         what: str) -> "subprocess.CompletedProcess[str]":
+    """Run command in a session of its own: on timeout every process it started (the workers of
+    a distributed run too) is killed, and the result says which run it was."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, text=True, start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, 9)
+        stdout, stderr = process.communicate()
+        stderr += f"\n{what} did not finish in {timeout:.0f} s: killed, with every process it started"
+        return subprocess.CompletedProcess(command, -9, stdout, stderr)
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def _script_env(cache: str) -> dict[str, str]:
+    return {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TORCHINDUCTOR_VEC_ISA_OK": "0"}
+
+
+def run_script(path: Path, timeout: float = SCRIPT_TIMEOUT) -> "subprocess.CompletedProcess[str]":
+    """Run a script snippet as a reader would, from its folder, in a fresh inductor cache.
+
+    TORCHINDUCTOR_VEC_ISA_OK=0 skips inductor's probe of the CPU's vector instruction sets
+    (test programs compiled with g++ on every fresh cache): it changes the speed of the generated
+    code, not its results, and saves the suite more than ten seconds.
+    """
+    with tempfile.TemporaryDirectory(prefix="guide-inductor-") as cache:
+        return _run([sys.executable, path.name], path.parent, _script_env(cache), timeout,
+                    f"snippets/{path.name}")
+
+
+def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Path = SNIPPETS
+                    ) -> "dict[Path, subprocess.CompletedProcess[str]]":
+    """Run several distributed script snippets from ONE process (tools/examples/distributed_runner.py),
+    which imports torch once and forks each script's two workers from there: a script run on its
+    own costs a torch import in each of its processes. Each script gets DISTRIBUTED_TIMEOUT
+    seconds (at most `timeout`). Returns, per script, what its own run would return: rank 0's
+    output then rank 1's, and a non-zero code if either rank raised or the script was killed.
+    The runner works in `cwd`; its temporary folder is each result's args[2]."""
+    with tempfile.TemporaryDirectory(prefix="guide-distributed-") as folder:
+        names = ", ".join(p.name for p in paths)
+        runner = Path(__file__).with_name("distributed_runner.py")
+        each = min(DISTRIBUTED_TIMEOUT, timeout)
+        run = _run([sys.executable, str(runner), folder, str(each), *map(str, paths)],
+                   cwd, _script_env(folder), each * len(paths) + 60,
+                   f"the shared two-process run of {names} (tools/examples/distributed_runner.py)")
+        results = {}
+        for path in paths:
+            files = {f.name: f.read_text(encoding="utf-8", errors="replace")
+                     for f in Path(folder).glob(f"{path.stem}.*")}
+            codes = [files.get(f"{path.stem}.rank{rank}.code") for rank in (0, 1)]
+            if None in codes:  # the run died or was killed before this script ended
+                results[path] = subprocess.CompletedProcess(run.args, run.returncode or -1, "",
+                                                           f"snippets/{path.name}: {run.stderr}")
+                continue
+            stdout = "".join(files.get(f"{path.stem}.rank{r}.stdout", "") for r in (0, 1))
+            stderr = "".join(files.get(f"{path.stem}.rank{r}.stderr", "") for r in (0, 1))
+            code = max(int(c) for c in codes)
+            results[path] = subprocess.CompletedProcess(run.args, code, stdout, stderr)
+        return results
+
+
+def script_output(result: "subprocess.CompletedProcess[str]") -> str:
+    """A script's stdout as <name>.out stores it: trailing spaces dropped, one newline per line."""
+    return "".join(line.rstrip() + "\n" for line in result.stdout.splitlines())

@@ -1,0 +1,116 @@
+"""What a snippet is: the one definition the site build, the tests, the reader's checker and
+the generators share.
+
+A snippet is a file under ``snippets/`` holding exactly one ```` ```pycon title="<name>" ```` fence:
+a doctest transcript whose code and expected output are included byte-for-byte by the English
+and the Chinese page. A script snippet is ``<name>.py`` with its stdout in ``<name>.out``.
+Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import doctest
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SNIPPETS = ROOT / "snippets"
+DOCS = ROOT / "docs"
+
+# ELLIPSIS only, for memory addresses and file paths; tests/test_snippet_rules.py enforces where
+# "..." may stand. No NORMALIZE_WHITESPACE and no NUMBER: outputs are regenerated, so they match
+# exactly.
+FLAGS = doctest.ELLIPSIS
+
+FENCE = re.compile(
+    r"^```pycon(?P<info>[^\n]*)\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL
+)
+TITLE = re.compile(r'title="(?P<title>[^"]+)"')
+
+
+@dataclass
+class Snippet:
+    path: Path
+    text: str
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @classmethod
+    def load(cls, path: Path) -> "Snippet":
+        return cls(path, path.read_text(encoding="utf-8"))
+
+    def fences(self) -> list[re.Match]:
+        return list(FENCE.finditer(self.text))
+
+    @property
+    def fence(self) -> re.Match:
+        found = self.fences()
+        if len(found) != 1:
+            raise ValueError(f"{self.rel}: expected one ```pycon fence, found {len(found)}")
+        return found[0]
+
+    @property
+    def rel(self) -> str:
+        try:
+            return self.path.relative_to(ROOT).as_posix()
+        except ValueError:  # a snippet outside the project (a test's own)
+            return self.path.as_posix()
+
+    @property
+    def title(self) -> str | None:
+        match = TITLE.search(self.fence["info"])
+        return match["title"] if match else None
+
+    def examples(self) -> list[doctest.Example]:
+        return doctest.DocTestParser().get_examples(self.fence["body"], self.rel)
+
+    def script(self) -> str:
+        """What Material's copy button copies: the code, without prompts or output."""
+        return "".join(example.source for example in self.examples())
+
+    def expected_output(self) -> str:
+        return "".join(example.want for example in self.examples())
+
+
+def snippet_paths() -> list[Path]:
+    return sorted(SNIPPETS.glob("*.md"))
+
+
+
+# --- Script snippets: programs a doctest cannot hold (several processes), with their output ---
+
+SCRIPT_TIMEOUT = 300  # seconds; a hung distributed run must not hang the suite
+DISTRIBUTED_TIMEOUT = 90  # seconds for each distributed script in the shared run (its gloo timeout is 60)
+
+
+def script_paths() -> list[Path]:
+    """snippets/<name>.py, each with its expected stdout in snippets/<name>.out."""
+    return sorted(SNIPPETS.glob("*.py"))
+
+
+# The end of every distributed script snippet, byte for byte: what `python <name>.py` runs is
+# worker(rank, 2, port) in two processes, which is what run_distributed() runs for each.
+DISTRIBUTED_MAIN = '''
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+if __name__ == "__main__":
+    # fork where it is safe (Linux, nothing run yet); spawn elsewhere, as mp.spawn does
+    start_method = "fork" if sys.platform == "linux" else "spawn"
+    mp.start_processes(worker, args=(2, free_port()), nprocs=2, start_method=start_method)
+'''
+
+
+def is_distributed(path: Path) -> bool:
+    return "def worker(rank, world_size, port):" in path.read_text(encoding="utf-8")
+
+
+def load_all() -> list[Snippet]:
+    return [Snippet.load(path) for path in snippet_paths()]
