@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.generate.notebook import OUTLINES
-from tools.snippets import DOCS, ROOT
+from tools.snippets import DOCS, ROOT, SNIPPETS, find
 
 INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"]+)"\s*$', re.MULTILINE)
 HEADING = re.compile(r"^(?P<level>#{2,6}) (?P<text>.+?)\s*$", re.MULTILINE)
@@ -52,7 +52,8 @@ class Source:
     def includes(self) -> list[str]:
         if self.path.suffix == ".ipynb":
             cells = json.loads(self.path.read_text(encoding="utf-8"))["cells"]
-            return [c["metadata"]["snippet"] + ".md" for c in cells if c["cell_type"] == "code"]
+            names = [c["metadata"]["snippet"] for c in cells if c["cell_type"] == "code"]
+            return [found.relative_to(SNIPPETS).as_posix() if (found := find(n)) else f"{n}.md" for n in names]
         return INCLUDE.findall(self.text)
 
     def headings(self) -> list[tuple[str, str]]:

@@ -1,6 +1,6 @@
 """The cost page's figures.
 
-The stored run (snippets/benchmark/results.json, written by `make benchmark`) must keep every
+The stored run (snippets/cost/benchmark/results.json, written by `make benchmark`) must keep every
 memory relation the page states, and every table and figure must be the one it gives. The same
 relations are then re-measured, to the byte, on small versions of the two models: memory is
 deterministic, so they hold exactly on any machine. Time ratios are reported, never asserted.
@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from tools.measure import benchmark
+from tools.measure.benchmark import measurement, report, workloads
 from tools.snippets import DOCS, ROOT
 
 
@@ -72,15 +72,15 @@ def training_relations(training: dict) -> list[tuple[str, int, int]]:
     ]
 
 
-STORED = benchmark.load() if benchmark.RESULTS.exists() else None
+STORED = report.load() if report.RESULTS.exists() else None
 
 
 def test_the_stored_run_exists():
-    assert STORED is not None, f"{benchmark.RESULTS.relative_to(ROOT)} is missing: run `make benchmark`"
+    assert STORED is not None, f"{report.RESULTS.relative_to(ROOT)} is missing: run `make benchmark`"
     assert set(STORED) >= {"machine", "method", "models", "techniques", "rows", "training"}
     for model in STORED["models"]:
         measured = {r["technique"] for r in STORED["rows"] if r["model"] == model}
-        assert measured == {t.key for t in benchmark.TECHNIQUES}, f"{model}: techniques missing"
+        assert measured == {t.key for t in workloads.TECHNIQUES}, f"{model}: techniques missing"
 
 
 STORED_RELATIONS = (relations(STORED) + training_relations(STORED["training"])) if STORED else []
@@ -93,7 +93,7 @@ def test_the_stored_run_keeps_the_stated_relations(statement, measured, expected
 
 
 def test_tables_and_figures_are_drawn_from_the_stored_run():
-    for path, content in benchmark.render(STORED).items():
+    for path, content in report.render(STORED).items():
         rel = path.relative_to(ROOT)
         assert path.is_file(), f"{rel} is missing: run `python -m tools.measure.benchmark --render-only`"
         assert path.read_text(encoding="utf-8") == content, (
@@ -107,35 +107,35 @@ def test_every_figure_in_the_prose_comes_from_the_run(page):
     text = (DOCS / page).read_text(encoding="utf-8")
     known = set()
     for row in STORED["rows"]:
-        known |= {benchmark._mib(row["peak_bytes"]), benchmark._mib(row["held_bytes"])}
+        known |= {report._mib(row["peak_bytes"]), report._mib(row["held_bytes"])}
         if "time_ratio" in row:
             known.add(f"{row['time_ratio']:.2f}")
     for model in STORED["models"].values():
-        known |= {benchmark._mib(model["tap_bytes"]), benchmark._mib(model["param_bytes"])}
+        known |= {report._mib(model["tap_bytes"]), report._mib(model["param_bytes"])}
     for row in STORED["training"]["rows"]:
-        known |= {benchmark._mib(row["peak_bytes"]), benchmark._mib(row["held_bytes"]),
+        known |= {report._mib(row["peak_bytes"]), report._mib(row["held_bytes"]),
                   f"{row.get('time_ratio', 0):.2f}"}
-    known.add(benchmark._mib(STORED["training"]["param_bytes"]))
+    known.add(report._mib(STORED["training"]["param_bytes"]))
     for model in STORED["models"]:
         table = {r["technique"]: r for r in STORED["rows"] if r["model"] == model}
         base = table["plain"]
         for r in table.values():
-            known.add(benchmark._delta(r["peak_bytes"], base["peak_bytes"]).lstrip("+"))
-            known.add(benchmark._delta(r["held_bytes"], base["held_bytes"]).lstrip("+"))
+            known.add(report._delta(r["peak_bytes"], base["peak_bytes"]).lstrip("+"))
+            known.add(report._delta(r["held_bytes"], base["held_bytes"]).lstrip("+"))
     for figure in re.findall(r"(\d+(?:\.\d+)?) ?(?:MiB|×)", text):
         assert figure in known, f"docs/{page}: {figure} is not a figure of results.json"
 
 
 # --- Re-measured on small models ------------------------------------------------------------
 
-def small_workloads() -> list[benchmark.Workload]:
-    return [benchmark.mlp(width=32, depth=8, batch=8),
-            benchmark.cnn(channels=4, depth=8, batch=1, size=8)]
+def small_workloads() -> list[workloads.Workload]:
+    return [workloads.mlp(width=32, depth=8, batch=8),
+            workloads.cnn(channels=4, depth=8, batch=1, size=8)]
 
 
 @pytest.fixture(scope="module")
 def small_run():
-    return benchmark.run(small_workloads(), repeats=0, timing=False)
+    return measurement.run(small_workloads(), repeats=0, timing=False)
 
 
 def test_memory_is_measured_to_the_byte():
@@ -147,7 +147,7 @@ def test_memory_is_measured_to_the_byte():
         del scratch
         return kept
 
-    assert benchmark.memory(step) == (12 * 2**20, 8 * 2**20)
+    assert measurement.memory(step) == (12 * 2**20, 8 * 2**20)
 
 
 def test_relations_hold_on_small_models(small_run):
@@ -156,7 +156,7 @@ def test_relations_hold_on_small_models(small_run):
 
 
 def test_memory_figures_repeat_exactly(small_run):
-    again = benchmark.run(small_workloads(), repeats=0, timing=False)
+    again = measurement.run(small_workloads(), repeats=0, timing=False)
     assert again["rows"] == small_run["rows"]
 
 
@@ -164,7 +164,7 @@ def test_training_relations_hold_on_a_small_model():
     """Per-sample gradients by the loop and vmap (which must agree, or the run raises) and mixed
     precision, on a width-16 classifier: the memory relations hold to the byte. Opacus' row is
     checked on the stored run only: Opacus 1.6 does not import with every torch the matrix runs."""
-    small = benchmark.measure_training(0, timing=False, width=16, batch=4, amp_batch=8,
-                                       with_opacus=False)
+    small = measurement.measure_training(0, timing=False, width=16, batch=4, amp_batch=8,
+                                         with_opacus=False)
     failed = [f"{s}: {m} != {e}" for s, m, e in training_relations(small) if m != e]
     assert not failed, "\n".join(failed)

@@ -64,7 +64,8 @@ def test_page_columns_are_the_measured_releases(page):
 
 def _include(name: str, text: str) -> str | None:
     """The include line of snippets/<name>.md (doctests) or <name>.py (scripts) on a page."""
-    return next((line for line in (f'--8<-- "{name}.md"', f'--8<-- "{name}.py"') if line in text), None)
+    found = re.search(rf'^--8<-- "(?:[^"\n]*/)?{re.escape(name)}\.(?:md|py)"', text, re.MULTILINE)
+    return found[0] if found else None
 
 
 GATED_INCLUDES = [

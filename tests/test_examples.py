@@ -5,7 +5,7 @@ namespace and run in order, as on the page.
 
 A snippet listed in snippets/versions.toml prints what its page shows on some torch releases
 only. On the others its examples run as one test that compares them exactly with what that
-release printed in a real run, recorded in snippets/releases/<name>.md (tools/snippets/releases.py): a
+release printed in a real run, recorded in <folder>/releases/<name>.md (tools/snippets/releases.py): a
 difference nobody recorded, a crash, or a release with no recorded output fails.
 
 The documents that import a library outside requirements.txt run in a second pytest process,
@@ -29,12 +29,13 @@ from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
 from tools.examples.evaluate import PyconParser, module_globals, release_problems
-from tools.snippets import DOCS, FLAGS, ROOT, SNIPPETS, torch_release, version_gates
+from tools.snippets import DOCS, FLAGS, ROOT, SNIPPETS, is_snippet, releases, torch_release, version_gates
+from tools.snippets import rel as rel_path
 
 SYBILS = [
-    # snippets/releases/ holds other releases' outputs of gated snippets: compared by ReleaseRun
-    Sybil(parsers=[PyconParser()], path=str(SNIPPETS), patterns=["*.md"], excludes=["releases/*"],
-          name="snippets"),
+    # each folder's releases/ holds other releases' outputs of gated snippets: compared by ReleaseRun;
+    # the generated tables hold no examples (tools.snippets.is_snippet tells them apart)
+    Sybil(parsers=[PyconParser()], path=str(SNIPPETS), patterns=["*.md"], name="snippets"),
     Sybil(
         parsers=[PyconParser(), PythonCodeBlockParser(doctest_optionflags=FLAGS)],
         path=str(DOCS),
@@ -49,7 +50,7 @@ ONLY = "GUIDE_EXAMPLES_ONLY"  # set in the second process: the documents it runs
 
 class ReleaseRun:
     """A gated snippet on a release its gate excludes: run and compared exactly with what
-    snippets/releases/<name>.md recorded from a real run of this release (tools/snippets/releases.py)."""
+    <folder>/releases/<name>.md recorded from a real run of this release (tools/snippets/releases.py)."""
 
     def __init__(self, path: Path, namespace: dict) -> None:
         self.path, self.namespace = str(path), namespace
@@ -80,7 +81,7 @@ def _examples():
     only = os.environ.get(ONLY)
     for sybil in SYBILS:
         for path in sorted(Path(sybil.path).rglob("*.md")):
-            if sybil.should_parse(path):
+            if sybil.should_parse(path) and (sybil.name != "snippets" or is_snippet(path)):
                 rel = path.relative_to(ROOT).as_posix()
                 if only is not None and rel not in only.split(","):
                     continue
@@ -93,7 +94,7 @@ def _examples():
                         yield pytest.param((examples, gate.warns), id=f"{rel} (may warn outside {gate.label})")
                     else:
                         yield pytest.param(ReleaseRun(path, document.namespace),
-                                           id=f"{rel} (differs on torch {VERSION}: snippets/releases/{path.stem}.md)")
+                                           id=f"{rel} (differs on torch {VERSION}: {rel_path(releases.path(path.stem))})")
                     continue
                 for example in document.examples():
                     yield pytest.param(example, id=f"{rel}:{example.line}")

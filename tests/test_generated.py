@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tools.generate import grad_cam_figure, grad_norm_figure, notebook, toy_graph
-from tools.snippets import FLAGS, SNIPPETS, Snippet
+from tools.snippets import FLAGS, SNIPPETS, Snippet, find
 
 NOTEBOOKS = notebook.targets()
 
@@ -57,7 +57,7 @@ def test_notebook_outputs_are_the_tested_outputs(outline):
     printed = notebook.stdout(text)
     checker = doctest.OutputChecker()
     for name, got in printed.items():
-        want = Snippet.load(SNIPPETS / f"{name}.md").expected_output()
+        want = Snippet.load(find(name)).expected_output()
         assert checker.check_output(want, got, FLAGS), (
             f"docs/notebooks/{target.name}, cell of {name}: printed other output than the snippet "
             f"asserts (never executed, or stale): run `python -m tools.generate.notebook`\n"

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from tools.snippets import SNIPPETS, Snippet
+from tools.snippets import Snippet, script_paths, snippet_paths
 
 # What fetches pretrained weights or files from a hub; the examples build their models instead.
 DOWNLOADS = re.compile(
@@ -30,9 +30,9 @@ def test_a_torchvision_weights_download_fails():
 
 def test_no_example_downloads():
     offenders = []
-    for path in sorted(SNIPPETS.glob("*.md")):
+    for path in snippet_paths():
         code = Snippet.load(path).script()
         offenders += [f"{path.name}: {m.group(0)}" for m in DOWNLOADS.finditer(code)]
-    for path in sorted(SNIPPETS.glob("*.py")):
+    for path in script_paths():
         offenders += [f"{path.name}: {m.group(0)}" for m in DOWNLOADS.finditer(path.read_text())]
     assert not offenders, f"examples must build their models offline: {offenders}"

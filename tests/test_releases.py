@@ -1,4 +1,4 @@
-"""What gated snippets print on other torch releases (snippets/releases/, tools/snippets/releases.py):
+"""What gated snippets print on other torch releases (snippets/<folder>/releases/, tools/snippets/releases.py):
 every release a gate excludes has its recorded output, recorded from the snippet's own code, and
 the comparison on such a release fails on a changed line or a crash, as it does on the pin."""
 
@@ -11,27 +11,27 @@ import pytest
 from tools.examples import compat
 from tools.snippets import releases
 from tools.examples.evaluate import module_globals, release_problems, release_script_problems
-from tools.snippets import ROOT, SNIPPETS, Snippet, script_paths, version_gates
+from tools.snippets import ROOT, SNIPPETS, Snippet, find, rel, script_paths, source, version_gates
 
 GATES = version_gates()
-RECORDED = sorted(releases.FOLDER.glob("*.md"))
+RECORDED = releases.recorded()
 NEEDED = [(name, version) for name, gate in sorted(GATES.items()) if not gate.warns
           for version in compat.VERSIONS if gate.excludes(releases.release(version))]
 
 
 def _kind(name: str) -> str:
-    return "text" if (SNIPPETS / f"{name}.py").exists() else "pycon"
+    return "text" if find(name, ".py") else "pycon"
 
 
 @pytest.mark.parametrize("name, version", NEEDED, ids=[f"{n}-{v}" for n, v in NEEDED])
 def test_every_excluded_release_has_its_recorded_output(name, version):
     section = releases.for_release(name, version)
     assert section is not None, (
-        f"snippets/versions.toml says snippets/{name} prints something else on torch {version}, and "
-        f"snippets/releases/{name}.md records no output for it: run `RECORD=1 make matrix` (or that "
+        f"snippets/versions.toml says {rel(source(name))} prints something else on torch {version}, and "
+        f"{rel(releases.path(name))} records no output for it: run `RECORD=1 make matrix` (or that "
         "release's nox session with RECORD=1) and review the diff"
     )
-    assert section.kind == _kind(name), f"snippets/releases/{name}.md: a {section.kind} block for a {_kind(name)} snippet"
+    assert section.kind == _kind(name), f"{rel(releases.path(name))}: a {section.kind} block for a {_kind(name)} snippet"
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=[p.stem for p in RECORDED])
@@ -50,14 +50,14 @@ def test_recorded_outputs_belong_to_a_gate_and_its_releases(path):
 @pytest.mark.parametrize("path", RECORDED, ids=[p.stem for p in RECORDED])
 def test_recorded_transcripts_hold_the_snippets_own_code(path):
     """A transcript recorded from other code would compare another example on that release."""
-    if (SNIPPETS / f"{path.stem}.py").exists():
+    if find(path.stem, ".py"):
         return
-    page = [e.source for e in Snippet.load(SNIPPETS / f"{path.stem}.md").examples()]
+    page = [e.source for e in Snippet.load(find(path.stem)).examples()]
     for section in releases.parse(path.read_text(encoding="utf-8")):
         recorded = [e.source for e in section.examples()]
         assert recorded == page[: len(recorded)], (
             f"{path.relative_to(ROOT)} (torch {', '.join(section.releases)}) was recorded from other code "
-            f"than snippets/{path.stem}.md holds: record it again (`RECORD=1 make matrix`)"
+            f"than {rel(find(path.stem))} holds: record it again (`RECORD=1 make matrix`)"
         )
         if len(recorded) < len(page):
             assert section.examples()[-1].exc_msg is not None, (
@@ -83,13 +83,13 @@ DOCTEST = "autograd_grad_allow_unused"  # a gated doctest snippet
 
 
 def _pinned_section(name: str) -> releases.Section:
-    snippet = Snippet.load(SNIPPETS / f"{name}.md")
+    snippet = Snippet.load(find(name))
     return releases.Section(["2.13.0"], "pycon", snippet.fence["body"])
 
 
 def _compare(monkeypatch, name: str, section: releases.Section | None) -> str | None:
     monkeypatch.setattr(releases, "for_release", lambda n, v: section if n == name else None)
-    return release_problems(SNIPPETS / f"{name}.md", "2.13.0", module_globals(f"releases_{name}"))
+    return release_problems(find(name), "2.13.0", module_globals(f"releases_{name}"))
 
 
 def test_a_release_that_prints_its_recorded_output_passes(monkeypatch):
@@ -100,7 +100,7 @@ def test_a_changed_line_of_a_recorded_output_fails(monkeypatch):
     section = _pinned_section(DOCTEST)
     section.body = section.body.replace("(tensor([1.]), tensor([0.]))", "(tensor([1.]), tensor([0.], requires_grad=True))")
     problem = _compare(monkeypatch, DOCTEST, section)
-    assert problem and "printed something other than snippets/releases/" in problem, problem
+    assert problem and "releases/" in problem and "printed something other than snippets/" in problem, problem
     assert "requires_grad=True" in problem
 
 
@@ -126,7 +126,7 @@ def test_a_recorded_exception_ends_the_run_and_only_it_passes(monkeypatch, tmp_p
     assert release_problems(snippet, "2.13.0", module_globals("ends_early_a")) is None
     monkeypatch.setattr(releases, "for_release", lambda n, v: other)
     problem = release_problems(snippet, "2.13.0", module_globals("ends_early_b"))
-    assert problem and "raised, which snippets/releases/ends_early.md does not record" in problem, problem
+    assert problem and "raised, which snippets/shared/releases/ends_early.md does not record" in problem, problem
 
 
 def test_a_crash_is_never_a_recorded_difference(monkeypatch, tmp_path):
@@ -195,13 +195,13 @@ for _page in PAGES:
 @pytest.mark.parametrize("page, body, name", NOTES)
 def test_a_version_note_quotes_what_the_release_printed(page, body, name):
     """A note above a gated snippet that quotes another release's message quotes it as that
-    release printed it (snippets/releases/<name>.md), in both languages."""
+    release printed it (<folder>/releases/<name>.md), in both languages."""
     printed = _normal("".join(s.output() for s in releases.load(name)))
     quotes = [_normal(m["double"] or m["single"]).strip("…").strip() for m in QUOTE.finditer(body)]
     wrong = [q for q in quotes if _quoted_output(q) and q not in printed]  # "…" marks a fragment
     assert not wrong, (
         f"{page.relative_to(ROOT)}: the note above {name} quotes {wrong}, which no recorded release "
-        f"output of snippets/releases/{name}.md contains: quote the line as that release printed it"
+        f"output of {rel(releases.path(name))} contains: quote the line as that release printed it"
     )
 
 

@@ -1,4 +1,4 @@
-"""Script snippets (snippets/<name>.py): run each one and compare its stdout with <name>.out.
+"""Script snippets (snippets/<folder>/<name>.py): run each one and compare its stdout with <name>.out.
 
 They run in a subprocess with a time limit; conftest.py starts them right after collection so
 that they overlap with the rest of the suite.
@@ -14,7 +14,10 @@ import pytest
 
 from tools.examples.evaluate import release_script_problems
 from tools.examples.scripts import run_distributed, run_script, script_output
-from tools.snippets import DISTRIBUTED_MAIN, ROOT, is_distributed, script_paths, torch_release, version_gates
+from tools.snippets import (
+    DISTRIBUTED_MAIN, ROOT, SNIPPETS, is_distributed, releases, script_paths, torch_release, version_gates,
+)
+from tools.snippets import rel as rel_path
 
 SCRIPTS = script_paths()
 DISTRIBUTED = [path for path in SCRIPTS if is_distributed(path)]
@@ -46,14 +49,14 @@ def start_scripts() -> None:
 
 def _params():
     """One test per script; outside its gate (snippets/versions.toml) it is compared with what it
-    printed in a real run of this release (snippets/releases/<name>.md)."""
+    printed in a real run of this release (<folder>/releases/<name>.md)."""
     for path in SCRIPTS:
         rel = path.relative_to(ROOT).as_posix()
         gate = GATES.get(path.stem)
         if gate is not None and gate.excludes(RELEASE):
             if gate.warns:
                 raise ValueError(f"snippets/versions.toml [{path.stem}]: `warns` is for doctests only")
-            yield pytest.param(path, id=f"{rel} (differs on torch {VERSION}: snippets/releases/{path.stem}.md)")
+            yield pytest.param(path, id=f"{rel} (differs on torch {VERSION}: {rel_path(releases.path(path.stem))})")
         else:
             yield pytest.param(path, id=rel)
 
@@ -79,7 +82,7 @@ def test_script_prints_its_expected_output(path):
 
 
 def test_every_output_file_has_its_script():
-    orphans = [p.name for p in (ROOT / "snippets").glob("*.out") if not p.with_suffix(".py").exists()]
+    orphans = [rel_path(p) for p in SNIPPETS.rglob("*.out") if not p.with_suffix(".py").exists()]
     assert not orphans, f"output files without a script: {orphans}"
 
 
@@ -89,8 +92,8 @@ def test_a_distributed_script_ends_with_the_standard_launch(path):
     (tools/examples/distributed_runner.py); that is what `python <name>.py` runs only if the script's
     launch is the standard one, byte for byte."""
     assert path.read_text(encoding="utf-8").endswith(DISTRIBUTED_MAIN), (
-        f"snippets/{path.name} must end with tools.snippets.DISTRIBUTED_MAIN (free_port and the "
-        "`__main__` block), as snippets/ddp_intermediate_grads.py does"
+        f"{rel_path(path)} must end with tools.snippets.DISTRIBUTED_MAIN (free_port and the "
+        "`__main__` block), as snippets/ddp/ddp_intermediate_grads.py does"
     )
 
 

@@ -59,7 +59,7 @@ def test_every_snippet_is_included_somewhere():
     orphans = [
         p.relative_to(SNIPPETS.parent).as_posix()
         for p in snippet_paths() + script_paths()
-        if p.name not in included
+        if p.relative_to(SNIPPETS).as_posix() not in included
     ]
     assert not orphans, f"snippets no page includes: {orphans}"
 

@@ -21,7 +21,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from tools.snippets import releases
+from tools.snippets import find, is_snippet, releases, script_paths, snippet_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS, SNIPPETS = ROOT / "docs", ROOT / "snippets"
@@ -31,24 +31,24 @@ DATA = OUT / "results.json"
 
 # The order of the page's columns: the reference, then newest to oldest.
 VERSIONS = ["2.13.0", "2.15.0", "2.14.1", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
-INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"/]+)"', re.MULTILINE)
+INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"]+)"', re.MULTILINE)
 EXAMPLE = re.compile(r"\[(?P<file>(?:snippets|docs)/[^\]:\s]+)(?::(?P<line>\d+))?")
-RECORDED = re.compile(r"\(differs on torch [^)]*snippets/releases/[^)]*\)")
+RECORDED = re.compile(r"\(differs on torch [^)]*snippets/[^)]*releases/[^)]*\)")
 
 
 def snippet_names() -> list[str]:
-    """Every snippet: snippets/<name>.md (doctests) and snippets/<name>.py (scripts)."""
-    return sorted(p.stem for p in SNIPPETS.glob("*.md")) + sorted(p.stem for p in SNIPPETS.glob("*.py"))
+    """Every snippet: snippets/<folder>/<name>.md (doctests), then <name>.py (scripts)."""
+    return sorted(p.stem for p in snippet_paths()) + sorted(p.stem for p in script_paths())
 
 
 def digest(name: str, version: str) -> str:
     """A snippet's files as the matrix ran them on `version`: <name>.md, or <name>.py and its
-    <name>.out, and what snippets/releases/<name>.md records for that release, if anything (a
+    <name>.out, and what <folder>/releases/<name>.md records for that release, if anything (a
     recording of another release does not change this one's result)."""
     sha = hashlib.sha256()
     for suffix in (".md", ".py", ".out"):
-        path = SNIPPETS / f"{name}{suffix}"
-        if path.exists():
+        path = find(name, suffix)
+        if path is not None:
             sha.update(suffix.encode() + b"\0" + path.read_bytes())
     recorded = releases.for_release(name, version)
     if recorded is not None:
@@ -137,7 +137,9 @@ def collect() -> dict:
 def _includes() -> dict[str, set[str]]:
     """English page (docs/**/*.md and notebooks, no .zh) -> the snippet files it includes (a
     notebook's code cells name theirs in their metadata: tools/generate/notebook.py)."""
-    found = {page.relative_to(DOCS).as_posix(): set(INCLUDE.findall(page.read_text(encoding="utf-8")))
+    found = {page.relative_to(DOCS).as_posix(): {Path(include).name for include in INCLUDE.findall(
+                 page.read_text(encoding="utf-8")) if Path(include).suffix in {".md", ".py"}
+                 and is_snippet(SNIPPETS / include)}
              for page in sorted(DOCS.rglob("*.md")) if ".zh." not in page.name}
     for notebook in sorted(DOCS.rglob("*.ipynb")):
         if ".zh." not in notebook.name:
@@ -271,17 +273,17 @@ def verified(data: dict) -> dict:
 
 def pinned_output(name: str) -> str:
     """What the page shows: a doctest snippet's expected outputs, or a script's .out."""
-    script = SNIPPETS / f"{name}.out"
-    if script.exists():
+    script = find(name, ".out")
+    if script is not None:
         return script.read_text(encoding="utf-8")
-    text = (SNIPPETS / f"{name}.md").read_text(encoding="utf-8")
+    text = find(name).read_text(encoding="utf-8")
     fence = re.search(r"^```pycon[^\n]*\n(?P<body>.*?)^```", text, re.MULTILINE | re.DOTALL)
     return releases.Section([], "pycon", fence["body"]).output()
 
 
 def difference_rows() -> str:
     """Per gated snippet and recorded release output: the lines that differ from the page's
-    ('-' the page, '+' the release), from snippets/releases/ (tools/snippets/releases.py)."""
+    ('-' the page, '+' the release), from each folder's releases/ (tools/snippets/releases.py)."""
     parts = []
     for name in snippet_names():
         sections = releases.load(name)

@@ -82,7 +82,7 @@ def run(folder: str, name: str, path: Path, timeout: float) -> None:
     try:
         while not context.join(timeout=max(0.0, deadline - time.monotonic())):
             if time.monotonic() >= deadline:
-                _failed(folder, name, f"snippets/{name}.py did not finish in {timeout:.0f} s: "
+                _failed(folder, name, f"{name}.py did not finish in {timeout:.0f} s: "
                         "its two processes were killed")
                 return
     except Exception:  # a worker died without writing its result (killed, crashed)

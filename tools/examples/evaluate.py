@@ -1,5 +1,5 @@
 """Run a snippet's examples as a reader's copied script runs them, and compare what they print
-with the page (pinned torch) or with what another release recorded (snippets/releases/).
+with the page (pinned torch) or with what another release recorded (<folder>/releases/).
 Used by the tests (through Sybil) and by the refresher."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from sybil.parsers.markdown.lexers import FencedCodeBlockLexer
 
 from tools.examples.scripts import script_output
 from tools.snippets import releases
-from tools.snippets.model import FLAGS, ROOT, Snippet
+from tools.snippets.model import FLAGS, ROOT, Snippet, rel
 
 
 def run_as_script(source: str, namespace: dict, filename: str, echoes: list | None = None) -> str:
@@ -149,13 +149,13 @@ def _not_recorded(rel: str, recorded_at: str, version: str) -> str:
 
 
 def release_problems(path: Path, version: str, namespace: dict) -> str | None:
-    """Run snippets/<name>.md on this torch (`version`, excluded by its gate) and compare it with
-    what snippets/releases/<name>.md recorded for this release; None if it printed exactly that.
+    """Run a snippet (.md) on this torch (`version`, excluded by its gate) and compare it with
+    what <its folder>/releases/<name>.md recorded for this release; None if it printed exactly that.
 
     The recorded transcript must hold the snippet's own code: it ends early only after an example
     that raised, and that exception (type and message) is then the output compared."""
     snippet = Snippet.load(path)
-    recorded_at = f"snippets/releases/{snippet.name}.md"
+    recorded_at = rel(releases.path(snippet.name))
     section = releases.for_release(snippet.name, version)
     if section is None:
         return _not_recorded(snippet.rel, recorded_at, version)
@@ -197,11 +197,11 @@ def _compare_recorded(snippet: "Snippet", recorded: list, recorded_at: str, vers
 
 def release_script_problems(path: Path, version: str, result: "subprocess.CompletedProcess[str]") -> str | None:
     """A script snippet's run on a release its gate excludes, against its recorded output."""
-    recorded_at = f"snippets/releases/{path.stem}.md"
+    recorded_at = rel(releases.path(path.stem))
     section = releases.for_release(path.stem, version)
-    rel = path.relative_to(ROOT).as_posix()
+    shown = rel(path)
     if section is None:
-        return _not_recorded(rel, recorded_at, version)
+        return _not_recorded(shown, recorded_at, version)
     got = releases.script_body(script_output(result), result.returncode, result.stderr)
     if got == section.body:
         return None
@@ -210,4 +210,4 @@ def release_script_problems(path: Path, version: str, result: "subprocess.Comple
     diff = "".join(difflib.unified_diff(section.body.splitlines(keepends=True), got.splitlines(keepends=True),
                                         f"{recorded_at} (torch {', '.join(section.releases)})",
                                         f"printed on torch {version}"))
-    return f"{rel} printed something other than {recorded_at} records:\n{diff}\n{result.stderr[-3000:]}"
+    return f"{shown} printed something other than {recorded_at} records:\n{diff}\n{result.stderr[-3000:]}"

@@ -1,13 +1,13 @@
 """Rewrite the expected outputs of snippets from a real run.
 
-Doctest snippets (snippets/<name>.md) get their output lines rewritten in place; script snippets
-(snippets/<name>.py) get snippets/<name>.out rewritten from the script's stdout.
+Doctest snippets (snippets/<folder>/<name>.md) get their output lines rewritten in place; script
+snippets (<name>.py) get <name>.out, beside them, rewritten from the script's stdout.
 
     python -m tools.examples.refresh_outputs            # every snippet
     python -m tools.examples.refresh_outputs retain_grad register_hook_save_grad
     python -m tools.examples.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
     python -m tools.examples.refresh_outputs --release  # on another torch: record what the gated snippets
-                                               # print there (snippets/releases/, tools/snippets/releases.py)
+                                               # print there (<folder>/releases/, tools/snippets/releases.py)
 
 Each snippet runs as its copied script runs, in a fresh module, exactly as the tests run it,
 and every expected output becomes what the run printed, with memory addresses and
@@ -22,13 +22,13 @@ import doctest
 import re
 import sys
 import warnings
+from pathlib import Path
 
 from tools.examples import offline
-from tools.snippets import releases
 from tools.examples.evaluate import echo_message, exception_line, module_globals, run_as_script
 from tools.examples.scripts import run_distributed, run_script, script_output
 from tools.snippets import (
-    ROOT, SNIPPETS, Snippet, is_distributed, load_all, script_paths, torch_release, version_gates,
+    ROOT, SNIPPETS, Snippet, is_distributed, load_all, rel, releases, script_paths, torch_release, version_gates,
 )
 
 # Values that differ from machine to machine or run to run, written in the ELLIPSIS form that the
@@ -105,13 +105,18 @@ def refresh(snippet: Snippet, on_release: bool = False) -> tuple[str, int]:
     return text, changed
 
 
+def _file(path: Path) -> str:
+    """A snippet's path under snippets/, as its page includes it."""
+    return path.relative_to(SNIPPETS).as_posix()
+
+
 def pinned_torch() -> str:
     return re.search(r"^torch==(\S+)", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.MULTILINE)[1]
 
 
 def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
     """On a torch other than the pin: record what each snippet gated off this release prints here
-    (snippets/releases/<name>.md); forget this release for the others. Returns how many changed."""
+    (<folder>/releases/<name>.md); forget this release for the others. Returns how many changed."""
     import torch
 
     version = torch.__version__.split("+")[0]
@@ -121,10 +126,10 @@ def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
     for snippet in snippets:
         gate = gates.get(snippet.name)
         if gate is None or not gate.excludes(here) or gate.warns:
-            done = False if check else releases.forget(snippet.name, snippet.path.name, version)
+            done = False if check else releases.forget(snippet.name, _file(snippet.path), version)
         else:
             try:
-                with warnings.catch_warnings():  # as tools.snippets.release_problems runs it
+                with warnings.catch_warnings():  # as tools.examples.evaluate.release_problems runs it
                     warnings.simplefilter("ignore")
                     body, _ = refresh(snippet, on_release=True)
             except SnippetRaised as err:  # not recorded: the tests on this release fail with it
@@ -134,24 +139,24 @@ def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
                 print(f"same as the page: {snippet.rel} prints the page's output on torch {version}: "
                       f"its gate in snippets/versions.toml is not needed here")
             stale = (releases.for_release(snippet.name, version) or releases.Section([], "", "")).body != body
-            done = stale if check else releases.record(snippet.name, snippet.path.name, version, "pycon", body)
+            done = stale if check else releases.record(snippet.name, _file(snippet.path), version, "pycon", body)
         changed += _report(done, check, snippet.name, version)
     for script in scripts:
         gate = gates.get(script.stem)
         if gate is None or not gate.excludes(here):
-            done = False if check else releases.forget(script.stem, script.name, version)
+            done = False if check else releases.forget(script.stem, _file(script), version)
         else:
             result = (run_distributed([script])[script] if is_distributed(script) else run_script(script))
             body = releases.script_body(script_output(result), result.returncode, result.stderr)
             stale = (releases.for_release(script.stem, version) or releases.Section([], "", "")).body != body
-            done = stale if check else releases.record(script.stem, script.name, version, "text", body)
+            done = stale if check else releases.record(script.stem, _file(script), version, "text", body)
         changed += _report(done, check, script.stem, version)
     return changed
 
 
 def _report(done: bool, check: bool, name: str, version: str) -> int:
     if done:
-        print(f"{'stale' if check else 'rewrote'}: snippets/releases/{name}.md (torch {version})")
+        print(f"{'stale' if check else 'rewrote'}: {rel(releases.path(name))} (torch {version})")
     return int(done)
 
 
@@ -162,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
     parser.add_argument("--release", action="store_true",
                         help="on a torch other than the pin: record what the gated snippets print "
-                             "on it (snippets/releases/)")
+                             "on it (<folder>/releases/<name>.md)")
     args = parser.parse_args(argv)
     import torch
 

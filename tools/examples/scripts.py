@@ -1,4 +1,4 @@
-"""Run script snippets (snippets/<name>.py): alone, as a reader runs them, or the distributed
+"""Run script snippets (snippets/<folder>/<name>.py): alone, as a reader runs them, or the distributed
 ones together from one process (tools/examples/distributed_runner.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.snippets.model import DISTRIBUTED_TIMEOUT, ROOT, SCRIPT_TIMEOUT, SNIPPETS
+from tools.snippets.model import DISTRIBUTED_TIMEOUT, SCRIPT_TIMEOUT, SNIPPETS, rel
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float,
@@ -43,7 +43,7 @@ def run_script(path: Path, timeout: float = SCRIPT_TIMEOUT) -> "subprocess.Compl
     """
     with tempfile.TemporaryDirectory(prefix="guide-inductor-") as cache:
         return _run([sys.executable, path.name], path.parent, _script_env(cache), timeout,
-                    f"snippets/{path.name}")
+                    rel(path))
 
 
 def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Path = SNIPPETS
@@ -68,7 +68,7 @@ def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Pat
             codes = [files.get(f"{path.stem}.rank{rank}.code") for rank in (0, 1)]
             if None in codes:  # the run died or was killed before this script ended
                 results[path] = subprocess.CompletedProcess(run.args, run.returncode or -1, "",
-                                                           f"snippets/{path.name}: {run.stderr}")
+                                                           f"{rel(path)}: {run.stderr}")
                 continue
             stdout = "".join(files.get(f"{path.stem}.rank{r}.stdout", "") for r in (0, 1))
             stderr = "".join(files.get(f"{path.stem}.rank{r}.stderr", "") for r in (0, 1))

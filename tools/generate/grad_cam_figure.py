@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 
-from tools.snippets import DOCS, SNIPPETS, Snippet
+from tools.snippets import DOCS, Snippet, find
 
 OUTPUT = DOCS / "assets" / "grad-cam.svg"
 CELL = 20
@@ -21,7 +21,7 @@ GAP = 40
 def _run_snippet() -> dict:
     namespace: dict = {"__name__": "__main__"}
     with contextlib.redirect_stdout(io.StringIO()):
-        exec(Snippet.load(SNIPPETS / "grad_cam.md").script(), namespace)
+        exec(Snippet.load(find("grad_cam")).script(), namespace)
     return namespace
 
 

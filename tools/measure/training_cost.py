@@ -1,8 +1,8 @@
 """The cost page's training-loop rows: per-sample gradients three ways, and mixed precision.
 
-Part of `make benchmark` (tools/measure/benchmark.py calls run() and render_rows()); the same method as
-the technique rows: torch memory to the byte with the profiler, CPU time as the median ratio to a
-plain step, measured alternately, one thread.
+Part of `make benchmark` (tools/measure/benchmark/: measurement.py calls run(), report.py
+render_rows()); the same method as the technique rows: torch memory to the byte with the
+profiler, CPU time as the median ratio to a plain step, measured alternately, one thread.
 
 Per-sample gradients of a small classifier, each method returning a {name: (batch, *shape)} dict:
 a Python loop of one backward per sample, torch.func (vmap over grad of functional_call), and
@@ -163,8 +163,9 @@ def _agree(results: dict[str, dict[str, torch.Tensor]]) -> None:
 
 def run(memory: Callable, repeats: int, timing: bool = True, width: int = 256,
         batch: int = BATCH, amp_batch: int = AMP_BATCH, with_opacus: bool = True) -> dict:
-    """memory: tools.measure.benchmark.memory, (peak, held) bytes of one call. with_opacus=False leaves
-    the Opacus row out (the tests' small run: Opacus 1.6 does not import on every tracked torch)."""
+    """memory: tools.measure.benchmark.measurement.memory, (peak, held) bytes of one call.
+    with_opacus=False leaves the Opacus row out (the tests' small run: Opacus 1.6 does not import
+    on every tracked torch)."""
     model = classifier(width)
     x, y = _data(batch, width)
     methods, wrapped = per_sample_methods(model, x, y, with_opacus)
@@ -204,7 +205,7 @@ def run(memory: Callable, repeats: int, timing: bool = True, width: int = 256,
 
 
 def render_rows(training: dict, mib: Callable[[int], str], group: str) -> str:
-    """The rows of one table the cost page includes (snippets/benchmark/per-sample.md, amp.md)."""
+    """The rows of one table the cost page includes (snippets/cost/benchmark/per-sample.md, amp.md)."""
     lines = []
     for row in (r for r in training["rows"] if r["group"] == group):
         labels = PER_SAMPLE_LABELS if row["group"] == "per_sample" else AMP_LABELS

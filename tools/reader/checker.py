@@ -7,7 +7,7 @@ guide's data in place of its empty defaults: per page of the nav (English order;
 page's file name without suffix), the snippets it includes, each one's pycon transcript, or a
 script's source and expected stdout, byte for byte; snippets/versions.toml's gates; the pinned
 versions of the optional libraries; and the tests' warning filters (pyproject.toml). Each gate
-carries what its snippet printed on the releases the gate excludes (snippets/releases/, read by
+carries what its snippet printed on the releases the gate excludes (each folder's releases/, read by
 tools/snippets/releases.py), and each page the section (anchor, title) each snippet sits in, with the
 site's address (mkdocs.yml's site_url, SITE_URL where the build sets it): a reader's --diff says
 where on the site the example is. It runs the examples as tests/test_examples.py and
@@ -29,7 +29,8 @@ from pathlib import Path
 
 from tools.snippets import releases
 from tools.snippets import (
-    DISTRIBUTED_TIMEOUT, DOCS, FENCE, ROOT, SCRIPT_TIMEOUT, SNIPPETS, Snippet, is_distributed, version_gates,
+    DISTRIBUTED_TIMEOUT, DOCS, FENCE, ROOT, SCRIPT_TIMEOUT, SNIPPETS, Snippet, find, is_distributed, is_snippet,
+    version_gates,
 )
 
 RUNTIME = Path(__file__).with_name("runtime.py")
@@ -56,13 +57,16 @@ class Example:
 
     name: str
     kind: str                      # "doctest", "script" or "distributed"
-    text: str                      # the snippet's file: snippets/<name>.md, or <name>.py
-    output: str = ""               # a script's expected stdout: snippets/<name>.out
+    text: str                      # the snippet's file: snippets/<folder>/<name>.md, or <name>.py
+    output: str = ""               # a script's expected stdout: <name>.out beside it
     needs: list[str] = field(default_factory=list)  # optional libraries it imports
+    folder: str = ""               # its folder under snippets/: the page's, or shared
 
     @property
     def file(self) -> str:
-        return f"{self.name}.md" if self.kind == "doctest" else f"{self.name}.py"
+        """Its path under snippets/, as the page includes it."""
+        name = f"{self.name}.md" if self.kind == "doctest" else f"{self.name}.py"
+        return f"{self.folder}/{name}" if self.folder else name
 
 
 @dataclass
@@ -108,27 +112,30 @@ def includes(source: Path) -> list[str]:
     """The snippet files a page includes, in order (tests/pages.py's Source.includes)."""
     if source.suffix == ".ipynb":
         cells = json.loads(_read(source))["cells"]
-        return [c["metadata"]["snippet"] + ".md" for c in cells if c["cell_type"] == "code"]
+        names = [c["metadata"]["snippet"] for c in cells if c["cell_type"] == "code"]
+        return [found.relative_to(SNIPPETS).as_posix() if (found := find(n)) else f"{n}.md" for n in names]
     return INCLUDE.findall(_read(source))
 
 
 def page_examples(source: Path, libraries: dict[str, str] | None = None) -> list[Example]:
-    """The examples a page includes: top-level snippets (the generated tables under snippets/*/
-    are not examples); a script's .out comes with its .py."""
+    """The examples a page includes: its snippets (the generated tables in a page's folder are
+    not examples); a script's .out comes with its .py."""
     libraries = optional_libraries() if libraries is None else libraries
     found: list[Example] = []
     for include in includes(source):
         path = SNIPPETS / include
-        if "/" in include or path.suffix not in {".md", ".py"} or any(e.file == include for e in found):
+        if (not is_snippet(path) or path.suffix not in {".md", ".py"}
+                or any(e.file == include for e in found)):
             continue
         text = _read(path)
         if path.suffix == ".md":
             if len(FENCE.findall(text)) != 1:
                 continue
-            example = Example(path.stem, "doctest", text)
+            example = Example(path.stem, "doctest", text, folder=path.parent.relative_to(SNIPPETS).as_posix())
         else:
             kind = "distributed" if is_distributed(path) else "script"
-            example = Example(path.stem, kind, text, _read(path.with_suffix(".out")))
+            example = Example(path.stem, kind, text, _read(path.with_suffix(".out")),
+                              folder=path.parent.relative_to(SNIPPETS).as_posix())
         needs = set(IMPORT.findall(text))
         if NUMPY_CALL.search(text):
             needs.add("numpy")

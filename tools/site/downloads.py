@@ -88,7 +88,7 @@ def page_script(title: str, url: str, stem: str, examples: list[Example]) -> str
             lines.append(f"# --- {example.name}.py: a script of its own, downloaded next to this one:"
                          f" python {example.name}.py")
             continue
-        header = f"# --- {example.name} (snippets/{example.name}.md) "
+        header = f"# --- {example.name} (snippets/{example.file}) "
         lines.append(header + "-" * max(3, 99 - len(header)))
         if compiled:
             lines.append(RESET.rstrip("\n"))

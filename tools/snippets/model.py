@@ -1,9 +1,13 @@
 """What a snippet is: the one definition the site build, the tests, the reader's checker and
 the generators share.
 
-A snippet is a file under ``snippets/`` holding exactly one ```` ```pycon title="<name>" ```` fence:
-a doctest transcript whose code and expected output are included byte-for-byte by the English
-and the Chinese page. A script snippet is ``<name>.py`` with its stdout in ``<name>.out``.
+A snippet is ``snippets/<page>/<name>.md`` holding exactly one ```` ```pycon title="<name>" ````
+fence: a doctest transcript whose code and expected output are included byte-for-byte by the
+English and the Chinese page. ``<page>`` is the path of the page that includes it, under docs/
+without ``.md`` (``techniques/register-hook``); a snippet two or more pages include lives in
+``snippets/shared/``. A script snippet is ``<name>.py`` with its stdout in ``<name>.out``, in the
+same kind of folder. Names are unique across folders: versions.toml, the recorded release
+outputs (``<folder>/releases/<name>.md``) and the matrix's results key on them.
 Nothing here imports torch.
 """
 
@@ -54,10 +58,7 @@ class Snippet:
 
     @property
     def rel(self) -> str:
-        try:
-            return self.path.relative_to(ROOT).as_posix()
-        except ValueError:  # a snippet outside the project (a test's own)
-            return self.path.as_posix()
+        return rel(self.path)
 
     @property
     def title(self) -> str | None:
@@ -75,8 +76,41 @@ class Snippet:
         return "".join(example.want for example in self.examples())
 
 
+SHARED = "shared"              # the folder of the snippets two or more pages include
+RELEASES = "releases"          # <folder>/releases/<name>.md: what other torch releases print
+# Tables the tools write into a page's folder; a page includes them, but they are not snippets.
+GENERATED = ("compatibility", "cost/benchmark")
+
+
+def is_snippet(path: Path) -> bool:
+    """A snippet's own file (.md transcript, .py script), not a recording or a generated table."""
+    rel = path.relative_to(SNIPPETS)
+    folders = rel.parent.as_posix()
+    return (rel.parent != Path(".") and RELEASES not in rel.parent.parts and "__pycache__" not in rel.parts
+            and not any(folders == g or folders.startswith(g + "/") for g in GENERATED))
+
+
 def snippet_paths() -> list[Path]:
-    return sorted(SNIPPETS.glob("*.md"))
+    return sorted(p for p in SNIPPETS.rglob("*.md") if is_snippet(p))
+
+
+def find(name: str, suffix: str = ".md") -> Path | None:
+    """snippets/<folder>/<name><suffix>, wherever its page's folder is; None if there is none."""
+    found = [p for p in SNIPPETS.rglob(f"{name}{suffix}") if is_snippet(p) or suffix == ".out"]
+    return found[0] if found else None
+
+
+def source(name: str) -> Path | None:
+    """The snippet's own file: its transcript (.md), else its script (.py)."""
+    return find(name, ".md") or find(name, ".py")
+
+
+def rel(path: Path) -> str:
+    """A path as messages show it: from the checkout's root."""
+    try:
+        return path.relative_to(ROOT).as_posix()
+    except ValueError:  # a file outside the project (a test's own)
+        return path.as_posix()
 
 
 
@@ -87,8 +121,8 @@ DISTRIBUTED_TIMEOUT = 90  # seconds for each distributed script in the shared ru
 
 
 def script_paths() -> list[Path]:
-    """snippets/<name>.py, each with its expected stdout in snippets/<name>.out."""
-    return sorted(SNIPPETS.glob("*.py"))
+    """snippets/<folder>/<name>.py, each with its expected stdout in <name>.out beside it."""
+    return sorted(p for p in SNIPPETS.rglob("*.py") if is_snippet(p))
 
 
 # The end of every distributed script snippet, byte for byte: what `python <name>.py` runs is

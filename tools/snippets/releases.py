@@ -2,7 +2,7 @@
 
 A snippet named in snippets/versions.toml prints something else on some releases. What it prints
 there is an output like any other: recorded from a real run of that release, kept beside the
-snippet in ``snippets/releases/<name>.md`` and compared exactly by the tests on that release.
+snippet in ``snippets/<folder>/releases/<name>.md`` and compared exactly by the tests on that release.
 
     ## torch 2.4.1, 2.6.0          one section per distinct output, naming the releases it holds on
 
@@ -29,8 +29,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-FOLDER = ROOT / "snippets" / "releases"
+from tools.snippets.model import RELEASES, SNIPPETS, snippet_paths, script_paths, source
 
 HEADER = (
     "<!-- What snippets/{file} prints on the torch releases named below, where its page's\n"
@@ -67,7 +66,16 @@ class Section:
 
 
 def path(name: str) -> Path:
-    return FOLDER / f"{name}.md"
+    """<the snippet's folder>/releases/<name>.md (shared/ for a name no folder holds: a test's)."""
+    own = source(name)
+    folder = own.parent if own else SNIPPETS / "shared"
+    return folder / RELEASES / f"{name}.md"
+
+
+def recorded() -> list[Path]:
+    """Every recording, whichever page folder holds it."""
+    return sorted(p for folder in {s.parent for s in snippet_paths() + script_paths()}
+                  for p in (folder / RELEASES).glob("*.md"))
 
 
 def load(name: str) -> list[Section]:
@@ -123,7 +131,7 @@ def _write(name: str, file: str, sections: list[Section]) -> bool:
         return old is not None
     new = render(file, sections)
     if new != old:
-        target.parent.mkdir(exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(new, encoding="utf-8")
     return new != old
 
