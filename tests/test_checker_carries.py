@@ -28,7 +28,7 @@ from tests.test_site import SITE_URL, builds, site  # noqa: F401  (the session's
 from tools.reader import checker
 from tools.site import downloads
 from tools.snippets import releases
-from tools.snippets import ROOT, SNIPPETS, Snippet
+from tools.snippets import ROOT, SNIPPETS, Snippet, find, is_snippet, rel
 
 PAGES = pages()
 
@@ -39,7 +39,8 @@ def _included(source: Path) -> list[str]:
     """The examples a page includes, found as tests/pages.py finds includes."""
     names = []
     for include in Source(source).includes():
-        if "/" not in include and include.endswith((".md", ".py")) and Path(include).stem not in names:
+        if (is_snippet(SNIPPETS / include) and include.endswith((".md", ".py"))
+                and Path(include).stem not in names):
             names.append(Path(include).stem)
     return names
 
@@ -59,12 +60,12 @@ def test_the_checker_carries_each_example_byte_for_byte(module):
     for name in sorted(names):
         carried = module.SNIPPETS[name]
         if carried["kind"] == "doctest":
-            assert carried["text"] == (SNIPPETS / f"{name}.md").read_text(encoding="utf-8"), (
-                f"check_guide.py carries another text than snippets/{name}.md")
+            assert carried["text"] == find(name).read_text(encoding="utf-8"), (
+                f"check_guide.py carries another text than {rel(find(name))}")
         else:
-            assert carried["source"] == (SNIPPETS / f"{name}.py").read_text(encoding="utf-8"), (
-                f"check_guide.py carries another source than snippets/{name}.py")
-            assert carried["output"] == (SNIPPETS / f"{name}.out").read_text(encoding="utf-8"), (
+            assert carried["source"] == find(name, ".py").read_text(encoding="utf-8"), (
+                f"check_guide.py carries another source than {rel(find(name, '.py'))}")
+            assert carried["output"] == find(name, ".out").read_text(encoding="utf-8"), (
                 f"check_guide.py carries another output than snippets/{name}.out")
             distributed = "def worker(rank, world_size, port):" in carried["source"]
             assert (carried["kind"] == "distributed") == distributed, f"snippets/{name}.py: wrong kind"
@@ -96,7 +97,7 @@ def test_the_checker_carries_the_recorded_outputs(tmp_path, monkeypatch):
     sections = [releases.Section(["2.4.1", "2.6.0"], "pycon", ">>> print(1)\n2\n"),
                 releases.Section(["2.9.1"], "text", "2\n[failed] RuntimeError: x\n")]
     (tmp_path / f"{name}.md").write_text(releases.render(f"{name}.md", sections), encoding="utf-8")
-    monkeypatch.setattr(releases, "FOLDER", tmp_path)
+    monkeypatch.setattr(releases, "path", lambda n: tmp_path / f"{n}.md")
     gates = json.loads(re.search(r"^GATES = (.*?)^SCRIPT_TIMEOUT", checker.render(), re.M | re.S).group(1))
     assert gates[name]["recorded"] == [{"releases": s.releases, "kind": s.kind, "body": s.body} for s in sections]
     assert gates[name]["why"] == version_gates()[name].why
@@ -219,7 +220,7 @@ def test_each_page_offers_its_examples_and_the_checker(site, page):
     for example in examples:
         if example.kind != "doctest":
             assert (built.parent / f"{example.name}.py").read_text(encoding="utf-8") == example.text, (
-                f"{page.rel}: {example.name}.py is not snippets/{example.name}.py")
+                f"{page.rel}: {example.name}.py is not snippets/{example.file}")
     if doctests and page.path.suffix != ".ipynb":
         _check_script(built.parent / f"{stem}.py", page, doctests)
         _check_notebook(built.parent / f"{stem}.ipynb", page, doctests, built.parent.relative_to(site).as_posix())
@@ -229,7 +230,7 @@ def _check_script(path: Path, page: Source, doctests) -> None:
     script = path.read_text(encoding="utf-8")
     compile(script, str(path), "exec")  # a syntax error fails here, naming the file
     for example in doctests:
-        assert f"# --- {example.name} (snippets/{example.name}.md)" in script, f"{page.rel}: {path.name} lacks {example.name}"
+        assert f"# --- {example.name} (snippets/{example.file})" in script, f"{page.rel}: {path.name} lacks {example.name}"
         for each in downloads.doctests(example):
             assert each.source.rstrip("\n") in script, f"{page.rel}: {path.name} lacks code of {example.name}"
 
@@ -247,9 +248,9 @@ def _check_notebook(path: Path, page: Source, doctests, folder: str) -> None:
     assert [cell["metadata"]["snippet"] for cell in code] == [e.name for e in doctests], f"{page.rel}: {path.name}'s cells"
     for cell, example in zip(code, doctests):
         printed = "".join("".join(output["text"]) for output in cell["outputs"] if output["output_type"] == "stream")
-        expected = Snippet.load(SNIPPETS / f"{example.name}.md").expected_output().replace("<BLANKLINE>", "")
+        expected = Snippet.load(find(example.name)).expected_output().replace("<BLANKLINE>", "")
         assert printed == expected, f"{page.rel}: {path.name}'s cell {example.name} shows another output than its snippet"
-        assert Snippet.load(SNIPPETS / f"{example.name}.md").script().rstrip("\n") in "".join(cell["source"]), (
+        assert Snippet.load(find(example.name)).script().rstrip("\n") in "".join(cell["source"]), (
             f"{page.rel}: {path.name}'s cell {example.name} is not its snippet's code")
 
 

@@ -3,7 +3,7 @@
 It compares outputs as the tests do, reads a gate's releases as they do, and writes a script's
 output and an exception as the guide records them on other releases. On a release a gate
 excludes (a gate made up for the test), only exactly the output recorded for that release
-(snippets/releases/, here made up too) is "differs as the page says"; where the page says the
+(releases/, here made up too) is "differs as the page says"; where the page says the
 output varies, a difference is reported, not failed; an example whose library (numpy, or a module
 torch needs there) is missing is not run. The runs are in this process, mostly on a copy with one
 expected line changed.
@@ -19,7 +19,7 @@ import pytest
 from tests.checker_helpers import BROKEN_LINE, BROKEN_PAGE, CHANGED_LINE, line_of, main_here
 from tests.checker_helpers import changed, generated, module  # noqa: F401  (fixtures)
 from tools.snippets import releases
-from tools.snippets import FENCE, SNIPPETS
+from tools.snippets import FENCE, SNIPPETS, find
 
 
 @pytest.mark.parametrize("want, got", [
@@ -81,7 +81,7 @@ def _gate(**recorded) -> dict:
 
 
 def _body(name: str, text: str | None = None) -> str:
-    return FENCE.search(text or (SNIPPETS / f"{name}.md").read_text(encoding="utf-8"))["body"]
+    return FENCE.search(text or find(name).read_text(encoding="utf-8"))["body"]
 
 
 def test_on_a_gated_release_its_exact_recorded_output_differs_as_the_page_says(changed, capsys):
@@ -98,7 +98,7 @@ def test_on_a_gated_release_a_changed_recorded_line_fails(changed, capsys):
     changed_text = changed.SNIPPETS["non_leaf_grad_warning"]["text"]
     changed.GATES["non_leaf_grad_warning"] = _gate(releases=[VERSION], kind="pycon",
                                                   body=_body("non_leaf_grad_warning", changed_text))
-    changed.SNIPPETS["non_leaf_grad_warning"]["text"] = (SNIPPETS / "non_leaf_grad_warning.md").read_text()
+    changed.SNIPPETS["non_leaf_grad_warning"]["text"] = find("non_leaf_grad_warning").read_text()
     code, stdout = main_here(changed, ["--page", BROKEN_PAGE, "--diff"], capsys)
     assert code == 1, f"check_guide.py returned {code} for output other than recorded:\n{stdout}"
     assert re.match(rf"{BROKEN_PAGE} +differs +1 of 1 snippet differ", line_of(stdout, BROKEN_PAGE)), stdout

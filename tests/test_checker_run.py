@@ -22,7 +22,7 @@ import pytest
 from tests.checker_helpers import BROKEN_LINE, BROKEN_PAGE, CHANGED_LINE, line_of, main_here
 from tests.checker_helpers import changed, generated, module  # noqa: F401  (fixtures)
 from tools.reader import checker
-from tools.snippets import ROOT, SNIPPETS, Snippet
+from tools.snippets import ROOT, SNIPPETS, Snippet, find, rel
 
 PASSING_PAGE = "register-hook"     # four snippets, under a second of examples
 MISSING_PAGE = "captum"            # every snippet needs a library hidden below: nothing runs
@@ -204,7 +204,7 @@ def test_the_diff_shows_where_on_the_site_the_readers_frames_and_a_unified_diff(
 def _section_of(page: Path, name: str) -> str:
     """The anchor of the last heading above the page's include of snippet `name`."""
     text = page.read_text(encoding="utf-8")
-    above = text[: text.index(f'--8<-- "{name}.md"')]
+    above = text[: text.index(f'--8<-- "{rel(find(name)).removeprefix("snippets/")}"')]
     return re.findall(r"^#+ .*\{ #([\w-]+) \}$", above, re.MULTILINE)[-1]
 
 
@@ -213,7 +213,7 @@ def test_a_changed_output_line_fails_and_shows_the_line_and_where_it_is(changed,
     assert code == 1, f"check_guide.py returned {code} although an expected line was changed:\n{stdout}"
     assert re.match(rf"{BROKEN_PAGE} +differs +1 of 1 snippet differ: non_leaf_grad_warning",
                     line_of(stdout, BROKEN_PAGE)), stdout
-    examples = Snippet.load(SNIPPETS / "non_leaf_grad_warning.md").examples()
+    examples = Snippet.load(find("non_leaf_grad_warning")).examples()
     number = next(i for i, e in enumerate(examples, 1) if "leaves:" in e.source)
     page = next(p for p in changed.PAGES if p["name"] == BROKEN_PAGE)
     url = changed.SITE_URL + page["url"] + "#" + _section_of(ROOT / "docs" / "index.md", "non_leaf_grad_warning")

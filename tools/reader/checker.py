@@ -30,8 +30,8 @@ from pathlib import Path
 
 from tools.snippets import releases
 from tools.snippets import (
-    DISTRIBUTED_TIMEOUT, DOCS, FENCE, ROOT, SCRIPT_TIMEOUT, SNIPPETS, Snippet, find, is_distributed, is_snippet,
-    version_gates,
+    DISTRIBUTED_TIMEOUT, DOCS, FENCE, ROOT, SCRIPT_TIMEOUT, SNIPPETS, find, is_distributed, is_snippet,
+    script_paths, snippet_paths, version_gates,
 )
 
 # check_guide.py's code, by concern: its start (the reader's docstring, the path fix, the imports),
@@ -92,7 +92,7 @@ def optional_libraries(root: Path = ROOT) -> dict[str, str]:
     """Import name -> pinned requirement: every pin of the optional requirement files, and those
     of requirements.txt that a snippet imports (numpy), torch aside."""
     found = {}
-    imported = {name for path in [*SNIPPETS.glob("*.md"), *SNIPPETS.glob("*.py")] for name in IMPORT.findall(_read(path))}
+    imported = {name for path in [*snippet_paths(), *script_paths()] for name in IMPORT.findall(_read(path))}
     for name in [*OPTIONAL_REQUIREMENTS, REQUIREMENTS]:
         for pin in PIN.finditer(_read(root / name)):
             dist = pin["dist"]
