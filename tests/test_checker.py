@@ -27,8 +27,8 @@ from urllib.parse import urljoin
 
 import pytest
 
+from tests.built_site import SITE_URL, builds, site  # noqa: F401  (the session's strict build)
 from tests.pages import Source, pages, site_path
-from tests.test_site import SITE_URL, builds, site  # noqa: F401  (the session's strict build)
 from tools.reader import checker
 from tools.site import downloads
 from tools.snippets import releases
