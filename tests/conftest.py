@@ -39,14 +39,14 @@ def pytest_collection_finish(session):
         from tests.test_scripts import start_scripts
 
         start_scripts()
-    if any(item.nodeid.startswith("tests/test_site.py") for item in session.items):
-        from tests.test_site import start_builds
+    if any(item.nodeid.startswith("tests/test_site_") for item in session.items):  # test_site_*.py
+        from tests.built_site import start_builds
 
         _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
         start_builds(_WORKDIR[0])
     if any(item.nodeid.startswith("tests/test_browser.py") for item in session.items):
+        from tests.built_site import _STARTED, start_builds
         from tests.test_browser import start_browser
-        from tests.test_site import _STARTED, start_builds
 
         if not _STARTED:
             _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
@@ -64,7 +64,7 @@ def pytest_sessionfinish(session):
 
 
 def pytest_terminal_summary(terminalreporter):
-    from tests.test_site import BUILD_TIMES
+    from tests.built_site import BUILD_TIMES
 
     if BUILD_TIMES:
         terminalreporter.section("background jobs: wall times")

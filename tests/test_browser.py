@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.browser import browse, missing_browser, same_origin
+from tests.built_site import BUILD_TIMES, REPOSITORY, SITE_URL, builds  # noqa: F401  (builds: the session's strict build)
 from tests.pages import Source, pages, site_path
-from tests.test_site import BUILD_TIMES, REPOSITORY, SITE_URL, builds  # noqa: F401  (builds: the session's strict build)
 from tools.snippets import DOCS, FLAGS, ROOT
 
 pytestmark = pytest.mark.browser
@@ -84,7 +84,7 @@ def start_browser(site: Path, build: Future) -> None:
     def job() -> None:
         try:
             if build.result().returncode != 0:
-                raise RuntimeError("the strict build failed: see tests/test_site.py")
+                raise RuntimeError("the strict build failed: see tests/test_site_pages.py")
             port = urlsplit(SITE_URL).port  # the address the site was built for
             started = time.perf_counter()
             with CopiedRunner() as runner:

@@ -24,7 +24,7 @@ import pytest
 
 from tests.checker_helpers import generated, module  # noqa: F401  (fixtures)
 from tests.pages import Source, pages, site_path
-from tests.test_site import SITE_URL, builds, site  # noqa: F401  (the session's strict build)
+from tests.built_site import SITE_URL, builds, site  # noqa: F401  (the session's strict build)
 from tools.reader import checker
 from tools.site import downloads
 from tools.snippets import releases

@@ -171,7 +171,7 @@ def start_second_process(selected_ids) -> None:
     _SECOND_RUN.update(done=done, junit=junit, folder=folder)
 
     def run() -> None:
-        from tests.test_site import BUILD_TIMES  # reported by conftest.py, never asserted
+        from tests.built_site import BUILD_TIMES  # reported by conftest.py, never asserted
 
         started = time.perf_counter()
         try:
@@ -194,7 +194,7 @@ def _second_outcome(nodeid: str) -> tuple[str, str]:
     if not _SECOND_RUN:
         start_second_process([nodeid])
     if not _SECOND_RUN["done"].is_set() and "waited" not in _SECOND_RUN:
-        from tests.test_site import BUILD_TIMES  # how long this process then waits: the balance
+        from tests.built_site import BUILD_TIMES  # how long this process then waits: the balance
 
         started = time.perf_counter()
         _SECOND_RUN["done"].wait()

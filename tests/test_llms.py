@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.built_site import SITE_URL, builds, site  # noqa: F401  (the session's strict build)
 from tests.pages import Source, pages, site_path
-from tests.test_site import SITE_URL, builds, site  # noqa: F401  (the session's strict build)
 from tools.snippets import ROOT, SNIPPETS, Snippet
 
 PAGES = pages()

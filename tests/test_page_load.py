@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.built_site import builds, site  # noqa: F401  (the session's strict build)
 from tests.test_browser import browsed  # noqa: F401  (the visits of every page, both languages)
-from tests.test_site import builds, site  # noqa: F401  (the session's strict build)
 from tools.site.page_speed import BUNDLE, CJK_FONTS, HOLD_INDEX, LAZY_CODE, SEARCH_FORM
 
 
