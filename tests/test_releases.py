@@ -167,7 +167,7 @@ def test_the_compatibility_page_shows_each_recorded_difference():
 NOTE = re.compile(r'^(?P<indent>[ \t]*)(?:!!!|\?\?\?\+?) note "(?P<title>[^"]*)"\n(?P<body>(?:(?P=indent)[ \t]+.*\n|[ \t]*\n)+)',
                   re.MULTILINE)
 QUOTE = re.compile(r"``(?P<double>.+?)``|`(?P<single>[^`]+)`", re.DOTALL)
-INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"/]+)\.(?:md|py)"', re.MULTILINE)
+INCLUDE = re.compile(r'^--8<-- "(?:[^"\n]*/)?(?P<name>[^"/]+)\.(?:md|py)"', re.MULTILINE)
 PAGES = [p for p in sorted((ROOT / "docs").rglob("*.md")) if p.name not in {"compatibility.md", "compatibility.zh.md"}]
 
 
@@ -190,6 +190,11 @@ for _page in PAGES:
         if _next and releases.load(_next["name"]) and re.search(r"\d\.\d", _note["title"]):
             NOTES.append(pytest.param(_page, _note["body"], _next["name"],
                                       id=f"{_page.relative_to(ROOT / 'docs')}:{_text[:_note.start()].count(chr(10)) + 1}"))
+
+
+def test_the_version_notes_are_found():
+    """An empty list would skip the test below instead of failing it."""
+    assert len(NOTES) >= 5, f"found {len(NOTES)} version notes above gated snippets: has the include syntax changed?"
 
 
 @pytest.mark.parametrize("page, body, name", NOTES)

@@ -40,6 +40,6 @@ def test_missing_snippet_fails_the_build():
     options = config["mdx_configs"]["pymdownx.snippets"]
     assert options.get("check_paths") is True, "mkdocs.yml must set pymdownx.snippets check_paths: true"
     renderer = markdown.Markdown(extensions=["pymdownx.snippets"], extension_configs={"pymdownx.snippets": options})
-    assert "retain_grad" in renderer.convert('--8<-- "retain_grad.md"\n'), "an existing snippet was not included"
+    assert "retain_grad" in renderer.convert('--8<-- "shared/retain_grad.md"\n'), "an existing snippet was not included"
     with pytest.raises(SnippetMissingError, match="no_such_snippet.md"):
         renderer.convert('--8<-- "no_such_snippet.md"\n')
