@@ -14,12 +14,18 @@ export NO_MKDOCS_2_WARNING := 1
 # warnings are errors (jieba's invalid escape sequences then raise SyntaxError).
 UV = $(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python
 
-# A .venv that never finished installing is removed when venv, pip or uv fails: nothing
-# half-installed stays behind. An existing .venv is kept (check-python has checked its Python).
-$(BIN)/.installed: requirements.txt requirements-installer.txt | check-python
+# Two layers in one .venv: the site's requirements (no torch: make serve, make build), then
+# everything the tests need on top (make install, make test). A .venv that never finished its
+# first layer is removed when venv, pip or uv fails: nothing half-installed stays behind. An
+# existing .venv is kept (check-python has checked its Python).
+$(BIN)/.installed-site: requirements-site.txt requirements-installer.txt | check-python
 	[ -e $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
-	{ $(BIN)/python -m pip install --quiet -r requirements-installer.txt && $(UV) -r requirements.txt; } \
-	  || { [ -e $@ ] || rm -rf $(VENV); exit 1; }
+	{ $(BIN)/python -m pip install --quiet -r requirements-installer.txt && $(UV) -r requirements-site.txt; } \
+	  || { [ -e $@ ] || [ -e $(BIN)/.installed ] || rm -rf $(VENV); exit 1; }
+	touch $@
+
+$(BIN)/.installed: $(BIN)/.installed-site requirements.txt
+	$(UV) -r requirements.txt
 	touch $@
 
 # The Pythons the pins support: requires-python in pyproject.toml. Outside them pip's resolver fails
@@ -54,11 +60,14 @@ $(BIN)/.installed-models: $(BIN)/.installed requirements-models.txt
 help:  ## List the tasks
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-19s %s\n", $$1, $$2}'
 
+.PHONY: install-site
+install-site: $(BIN)/.installed-site  ## Create .venv with what the site build needs: no torch (about 200 MB)
+
 .PHONY: install
-install: $(BIN)/.installed  ## Create .venv with the pinned requirements
+install: $(BIN)/.installed  ## Create .venv with the pinned requirements: the site's, torch, the test tools
 
 .PHONY: serve
-serve: install  ## Build and serve both languages at http://127.0.0.1:8000/ (Chinese at /zh/)
+serve: install-site  ## Build and serve both languages at http://127.0.0.1:8000/ (Chinese at /zh/)
 	$(BIN)/mkdocs serve
 
 .PHONY: install-frameworks
@@ -104,7 +113,7 @@ translation-status:  ## Chinese pages whose English page changed since the Chine
 	@$(PYTHON) -m tools.site.translation_status
 
 .PHONY: build
-build: install  ## Build the site into site/ with --strict
+build: install-site  ## Build the site into site/ with --strict
 	$(BIN)/mkdocs build --strict
 
 .PHONY: outputs

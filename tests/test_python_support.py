@@ -79,7 +79,7 @@ def _fake_python(folder, version):
 @pytest.fixture
 def project(tmp_path):
     """A copy of what `make install` reads before it installs anything."""
-    for name in ("Makefile", "pyproject.toml", "requirements.txt", "requirements-installer.txt",
+    for name in ("Makefile", "pyproject.toml", "requirements.txt", "requirements-site.txt", "requirements-installer.txt",
                  "tools/dev/check_python.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
