@@ -18,9 +18,13 @@ UV = $(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/
 # everything the tests need on top (make install, make test). A .venv that never finished its
 # first layer is removed when venv, pip or uv fails: nothing half-installed stays behind. An
 # existing .venv is kept (check-python has checked its Python).
+# mkdocs-jupyter requires ipykernel (and IPython, jedi, debugpy: 75 MB) only to execute notebooks,
+# which the site build does not (they are saved executed): the site layer leaves it out.
 $(BIN)/.installed-site: requirements-site.txt requirements-installer.txt | check-python
 	[ -e $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); exit 1; }
-	{ $(BIN)/python -m pip install --quiet -r requirements-installer.txt && $(UV) -r requirements-site.txt; } \
+	echo ipykernel > $(VENV)/site-excludes.txt
+	{ $(BIN)/python -m pip install --quiet -r requirements-installer.txt \
+	  && $(UV) --excludes $(VENV)/site-excludes.txt -r requirements-site.txt; } \
 	  || { [ -e $@ ] || [ -e $(BIN)/.installed ] || rm -rf $(VENV); exit 1; }
 	touch $@
 
@@ -61,7 +65,7 @@ help:  ## List the tasks
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-19s %s\n", $$1, $$2}'
 
 .PHONY: install-site
-install-site: $(BIN)/.installed-site  ## Create .venv with what the site build needs: no torch (about 200 MB)
+install-site: $(BIN)/.installed-site  ## Create .venv with what the site build needs: no torch (about 280 MB)
 
 .PHONY: install
 install: $(BIN)/.installed  ## Create .venv with the pinned requirements: the site's, torch, the test tools
