@@ -4,7 +4,9 @@ tools/__init__.py says which package may import which; these tests hold the code
 """
 
 import ast
+import re
 import subprocess
+import sys
 
 import pytest
 
@@ -154,3 +156,39 @@ def test_nothing_lies_loose_in_snippets():
     """Only versions.toml sits at the top; every other file is in a page's folder."""
     loose = sorted(p.name for p in SNIPPETS.iterdir() if p.is_file() and p.name != "versions.toml")
     assert not loose, f"snippets/ holds {loose} outside a page's folder: move each to snippets/<page>/"
+
+
+# --- The site installs without torch ---------------------------------------------------------------
+
+HEAVY = {"torch", "numpy", "tensorflow", "jax", "torchvision", "transformers", "captum", "lightning",
+         "opacus", "pytest", "sybil", "ipykernel", "IPython"}
+BLOCK_HEAVY = """
+import importlib.abc, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {heavy!r}:
+            raise ImportError(f"the site build imported {{name}}, which requirements-site.txt does not install")
+sys.meta_path.insert(0, Block())
+import yaml, pathlib
+for hook in yaml.safe_load(pathlib.Path("mkdocs.yml").read_text().replace("!ENV", "").replace("!relative", ""))["hooks"]:
+    __import__(hook.removesuffix(".py").replace("/", "."))
+print("ok")
+"""
+
+
+def test_the_site_hooks_import_nothing_the_site_install_lacks():
+    """make serve installs requirements-site.txt only: its hooks must import without torch."""
+    result = subprocess.run([sys.executable, "-c", BLOCK_HEAVY.format(heavy=HEAVY)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=120)
+    assert result.stdout.strip() == "ok", result.stderr[-2000:]
+
+
+def test_the_site_requirements_leave_out_torch_and_the_tests():
+    pins = {re.match(r"[A-Za-z0-9_.-]+", line)[0].lower() for line in
+            (ROOT / "requirements-site.txt").read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith(("#", "-"))}
+    assert not pins & {h.lower() for h in HEAVY}, f"requirements-site.txt pins {sorted(pins & HEAVY)}"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for goal in ("serve", "build"):
+        assert re.search(rf"^{goal}: install-site\b", makefile, re.MULTILINE), \
+            f"make {goal} must install the site's requirements only (install-site)"

@@ -10,7 +10,7 @@
     generate/   committed files made from snippets and torch: notebooks, figures, social card.
     dev/        developer tasks: the Python check before install, the local server + Chromium.
 
-What may import what (tests/test_structure.py checks it): site may import snippets, reader and
+What may import what (tests/test_layout.py checks it): site may import snippets, reader and
 generate; reader, examples, measure and generate may import snippets (and dev); nothing imports
 site, examples or measure but the tests. So the build hooks and the tests' runtime meet only in
 the snippet model.
