@@ -1,5 +1,6 @@
 # Every task of the guide. `make help` lists them.
-# The first run creates .venv and installs requirements.txt; later runs reuse it.
+# The first run creates .venv: `make serve` and `make build` install requirements-site.txt into it,
+# every other task requirements.txt (and more); later runs reuse it.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -78,7 +79,7 @@ serve: install-site  ## Build and serve both languages at http://127.0.0.1:8000/
 install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
 
 .PHONY: install-models
-install-models: $(BIN)/.installed-models  ## Add torchvision, transformers, captum, Lightning and Opacus to .venv (about 230 MB)
+install-models: $(BIN)/.installed-models  ## Add torchvision, transformers, captum, Lightning, accelerate and Opacus to .venv (about 230 MB)
 
 $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 	$(UV) -r requirements-matrix.txt
@@ -97,16 +98,19 @@ test-py313: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on Py
 	$(BIN)/nox -s doctests_py313 --force-python $(PY313)
 
 .PHONY: system-packages
-system-packages:  ## Install the Debian packages the tests need, if missing (g++)
+system-packages:  ## Install the Debian packages the tests need, if missing (g++, chromium)
 	@.ci/system-packages
 
 .PHONY: test
 test: install-frameworks install-models system-packages  ## Run every test: snippets, pages, strict build, browser (what CI runs)
 	$(BIN)/python -m pytest
 
+# NAME=<snippet or page>: only the tests whose id names it: the snippet's examples (its path holds
+# its page's folder, so a page's name selects all of them) and the page's structural tests.
+NAME ?=
 .PHONY: test-docs
-test-docs: install-frameworks install-models system-packages  ## Every test but the browser's: the quick loop while writing
-	$(BIN)/python -m pytest -m "not browser"
+test-docs: install-frameworks install-models system-packages  ## Every test but the browser's: the quick loop while writing (NAME=<snippet or page>: just those)
+	$(BIN)/python -m pytest -m "not browser" $(if $(NAME),-k "$(NAME)")
 
 .PHONY: lighthouse
 lighthouse: install system-packages  ## Lighthouse scores (mobile, median of 3 runs) of every page in both languages, one run after another (about 45 min; npx, Chromium); build/lighthouse/scores.md
@@ -121,8 +125,9 @@ build: install-site  ## Build the site into site/ with --strict
 	$(BIN)/mkdocs build --strict
 
 .PHONY: outputs
-outputs: install-frameworks install-models  ## Rewrite the snippets' expected outputs from a real run; review with git diff
-	$(BIN)/python -m tools.examples.refresh_outputs
+outputs: install-frameworks install-models  ## Rewrite the snippets' expected outputs from a real run (NAME=<snippet>: that one, in seconds); review with git diff
+	$(BIN)/python -m tools.examples.refresh_outputs $(NAME)
+	$(BIN)/python -m tools.examples.compat --stored
 
 .PHONY: benchmark
 benchmark: install-models  ## Measure every technique's memory and time (about 2 min); rewrites the cost page's figures

@@ -4,7 +4,7 @@
     .venv/bin/nox -s "doctests(torch='2.6.0')"   # one version
     NOX_KEEP=1 make matrix                       # keep each version's venv and uv cache
     RECORD=1 make matrix                         # first record what gated snippets print on each
-                                                 # release (snippets/releases/; review the diff)
+                                                 # release (snippets/<page>/releases/; review the diff)
     make test-py313                              # the pins on Python 3.13 (not part of the matrix)
 
 Each version gets a fresh uv venv with the project's pinned requirements, torch and torchvision
@@ -79,7 +79,7 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
         session.run("python", "-c", "import sys, torch; print('Python', sys.version.split()[0], "
                     "'torch', torch.__version__, 'torchvision', __import__('torchvision').__version__)")
         if os.environ.get("RECORD") == "1" and torch and torch != PINNED:
-            # what the gated snippets print on this release: snippets/releases/ (review the diff)
+            # what the gated snippets print on this release: snippets/<page>/releases/ (review the diff)
             session.run("python", "-m", "tools.examples.refresh_outputs", "--release",
                         env={"NO_MKDOCS_2_WARNING": "1"})
         junit.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tools.examples import compat
-from tools.snippets import DOCS, ROOT, version_gates
+from tools.snippets import DOCS, ROOT, results, version_gates
 
 # the committed results, not build/matrix: what the page shows
 DATA = json.loads(compat.DATA.read_text(encoding="utf-8")) if compat.DATA.exists() else None
@@ -19,25 +19,45 @@ def test_there_are_results():
     assert DATA["versions"][0] == "2.13.0", "the pinned release must be in the results"
 
 
-def test_the_data_covers_every_snippet():
-    names = set(compat.snippet_names())
-    for version in DATA["versions"]:
-        missing = names - set(DATA["runs"][version]["ran"])
-        assert not missing, f"results.json has no result for {sorted(missing)} on torch {version}: run `make matrix`"
-
-
-def test_the_results_are_for_the_snippets_as_they_are():
-    """A snippet edited after the matrix ran has no result yet: its page's "Verified on" line
-    would vouch for an example no release ran."""
+def test_the_data_covers_every_snippet_or_marks_it_pending():
+    """A snippet the matrix has not run as it is now is pending, never counted as passed."""
     for version in DATA["versions"]:
         run = DATA["runs"][version]
-        stale = [name for name in compat.snippet_names()
-                 if run.get("digests", {}).get(name) != compat.digest(name, version)]
-        assert not stale, (
-            f"{', '.join(f'snippets/{n}' for n in stale)} changed since the matrix ran them on torch "
-            f"{version} ({run['date']}): run `make matrix`, or that release's nox session and "
-            "`python -m tools.examples.compat`"
-        )
+        for name in compat.snippet_names():
+            if name not in run["ran"] or run.get("digests", {}).get(name) != results.digest(name, version):
+                assert compat.status(DATA, version, name) == "…", f"{name} on torch {version}"
+
+
+def _changed(data: dict, name: str, versions: list[str]) -> dict:
+    """The results as if `name` had changed after the matrix ran it on `versions`."""
+    copy = json.loads(json.dumps(data))
+    for version in versions:
+        copy["runs"][version]["digests"][name] = "0" * 16
+    return copy
+
+
+def test_a_changed_snippet_is_pending_and_its_page_vouches_for_the_pinned_release_only():
+    page = "techniques/register-hook.md"
+    name = sorted(n for n in compat.snippet_names() if page in compat.pages_including(n))[0]
+    entry = compat.verified(_changed(DATA, name, DATA["versions"][1:]))[page]
+    assert entry["pending"] == [name] and entry["pinned"] == DATA["versions"][0], entry
+    assert name not in entry["examples"], "a pending example has no range of its own"
+    assert compat.status(_changed(DATA, name, ["2.9.1"]), "2.9.1", name) == "…"
+    everything = compat.verified(_changed(DATA, name, ["2.9.1"]))["index.md"]
+    assert everything["pending"] == [name] and everything["guide"] == len(compat.snippet_names())
+
+
+def test_a_page_date_moves_only_when_its_results_change():
+    stored = compat.verified(DATA)
+    moved = json.loads(json.dumps(DATA))
+    for run in moved["runs"].values():
+        run["date"] = "2099-01-01"  # a new run of every release that changes nothing
+    assert compat.verified(moved, previous=stored) == stored
+    page = "techniques/register-hook.md"
+    name = sorted(n for n in compat.snippet_names() if page in compat.pages_including(n))[0]
+    after = compat.verified(_changed(moved, name, DATA["versions"][1:]), previous=stored)
+    assert after[page]["date"] != stored[page]["date"], "a page whose results changed keeps its old date"
+    assert after["checkpointing.md"]["date"] == stored["checkpointing.md"]["date"]
 
 
 def test_the_pinned_release_passes_everything():

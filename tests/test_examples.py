@@ -1,6 +1,6 @@
 """Every example under snippets/ and every executable block under docs/, run through Sybil.
 
-Test ids name the file and line: `snippets/retain_grad.md:12`. Examples of one file share a
+Test ids name the file and line: `snippets/shared/retain_grad.md:12`. Examples of one file share a
 namespace and run in order, as on the page.
 
 A snippet listed in snippets/versions.toml prints what its page shows on some torch releases

@@ -7,6 +7,7 @@ import ast
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -59,7 +60,9 @@ def _imported_packages(path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         names = []
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        if isinstance(node, ast.ImportFrom) and node.level:  # relative: which package it reaches is unclear
+            found.add("relative import")
+        elif isinstance(node, ast.ImportFrom) and node.module:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -67,6 +70,8 @@ def _imported_packages(path) -> set[str]:
             parts = name.split(".")
             if parts[0] == "tools" and len(parts) > 1 and parts[1] in MAY_IMPORT:
                 found.add(parts[1])
+            elif parts[0] == "tests":
+                found.add("tests")
     return found
 
 
@@ -82,8 +87,9 @@ def test_imports_follow_the_layers(package):
 
 def test_the_layer_check_can_fail(tmp_path):
     module = tmp_path / "hook.py"
-    module.write_text("from tools.examples.evaluate import run_as_script\nimport tools.snippets\n")
-    assert _imported_packages(module) == {"examples", "snippets"}
+    module.write_text("from tools.examples.evaluate import run_as_script\nimport tools.snippets\n"
+                      "from tests.pages import pages\nfrom . import sibling\n")
+    assert _imported_packages(module) == {"examples", "snippets", "tests", "relative import"}
 
 
 def test_no_python_file_is_too_long():
@@ -192,3 +198,47 @@ def test_the_site_requirements_leave_out_torch_and_the_tests():
     for goal in ("serve", "build"):
         assert re.search(rf"^{goal}: install-site\b", makefile, re.MULTILINE), \
             f"make {goal} must install the site's requirements only (install-site)"
+
+
+# --- Paths the prose names exist ------------------------------------------------------------------
+
+MODULE = re.compile(r"python -m (tools(?:\.\w+)+)")
+FILE = re.compile(r"(?<![\w./<>-])((?:tools|tests|snippets)/[\w./-]*\w(?:\.(?:py|md|json|toml|txt)\b|/))")
+
+
+def _named_paths() -> list[tuple[str, str]]:
+    """(file that names it, path or module) for every tools/tests/snippets path and every
+    `python -m tools...` in the prose, the Makefile, mkdocs.yml, the workflows and the code."""
+    found = []
+    for name in subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout.split():
+        if not name.endswith((".md", ".py", ".yml", ".toml", ".txt", ".html", ".css")) and name != "Makefile":
+            continue
+        if name.startswith(("snippets/", "tests/test_")) or not (ROOT / name).is_file():  # tests make paths up
+            continue
+        text = (ROOT / name).read_text(encoding="utf-8")
+        found += [(name, m) for m in MODULE.findall(text)] + [(name, m) for m in FILE.findall(text)]
+    return found
+
+
+def _exists(named: str) -> bool:
+    if named.startswith("tools.") and "/" not in named:
+        base = ROOT / Path(*named.split("."))
+        return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+    return (ROOT / named).exists()
+
+
+def test_every_path_the_prose_names_exists():
+    not_ours = {"tools/autograd/"}  # PyTorch's own tools/autograd/derivatives.yaml, cited by the pages
+    stale = sorted({f"{where}: {named}" for where, named in _named_paths()
+                    if not _exists(named) and named not in not_ours and "tmp" not in named})
+    assert not stale, "these name a file or module that does not exist (moved?):\n" + "\n".join(stale)
+
+
+def test_nothing_under_tools_tests_or_snippets_is_ignored_by_git():
+    """An ignore rule meant for the built site/ once hid tools/site/: a new hook never got committed."""
+    files = [str(p.relative_to(ROOT)) for folder in ("tools", "tests", "snippets", "docs")
+             for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input="\n".join(files),
+                             capture_output=True, text=True).stdout.split()
+    assert not ignored, f".gitignore hides files of the project: {ignored[:10]}"

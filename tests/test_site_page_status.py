@@ -20,7 +20,7 @@ import pytest
 from tests.built_site import PAGES, REPOSITORY, SITE_URL, each_page
 from tests.built_site import builds, site  # noqa: F401  (the session's strict build)
 from tests.pages import Source, site_path
-from tools.snippets import DOCS, ROOT
+from tools.snippets import DOCS, ROOT, SNIPPETS, is_snippet
 
 
 def _read(path: Path) -> str:
@@ -123,8 +123,25 @@ def test_page_says_which_torch_releases_its_examples_passed_on(site, page):
     english = page.path.relative_to(DOCS).as_posix().replace(".zh.", ".")
     entry = VERIFIED.get(english)
     status = STATUS.findall(text)
-    if entry is None or not entry["count"]:
+    if entry is None:
+        includes = ([i for i in page.includes() if i.endswith((".md", ".py")) and is_snippet(SNIPPETS / i)]
+                    if page.path.suffix == ".md" else [])
+        assert not includes, (f"{page.rel} includes examples that verified.json does not know yet: run "
+                              "`python -m tools.examples.compat --stored` (make outputs runs it)")
         assert not any("torch" in s for s in status), f"{page.rel} has no examples but says: {status}"
+        return
+    if entry.get("pending"):
+        said = html.unescape(_TAG.sub("", " ".join(status)))
+        words = "Verified on torch" if not page.is_zh else "已在 torch"
+        assert f"{words} {entry['pinned']}" in said and f" {len(entry['pending'])} " in said, (
+            f"{page.rel}: examples {entry['pending']} are pending the matrix, and the page says {said!r}")
+        assert not re.search(r"\d+\.\d+\.\d+[–-]\d", said), f"{page.rel} claims a range while examples are pending: {said!r}"
+        if "guide" not in entry:
+            marked = re.findall(r'<span class="filename">([\w.-]+?)(?:\.py)? <span class="guide-pending"', text)
+            assert sorted(set(marked)) == sorted(entry["pending"]), f"{page.rel}: pending marks on {marked}"
+        return
+    if not entry["count"]:
+        assert not any("torch" in s for s in status), f"{page.rel}: no release passed, but the page says: {status}"
         return
     assert len(status) == 1, f"{page.rel}: expected one status line under the title, found {len(status)}"
     said = html.unescape(_TAG.sub("", status[0]))
@@ -205,3 +222,31 @@ def _translation_pairs() -> dict:
     from tools.site.translation_status import pairs
 
     return {pair.chinese: pair for pair in pairs(ROOT)}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_page_with_a_pending_example_vouches_for_the_pinned_release_only(monkeypatch, lang):
+    """What a contributor's new example looks like on its page before the matrix has run it."""
+    from types import SimpleNamespace
+
+    from tools.examples import compat
+    from tools.site import page_status
+
+    page_file = "techniques/register-hook.md"
+    name = sorted(n for n in compat.snippet_names() if page_file in compat.pages_including(n))[0]
+    data = json.loads(compat.DATA.read_text(encoding="utf-8"))
+    for version in data["versions"][1:]:
+        data["runs"][version]["digests"][name] = "0" * 16  # changed since the matrix ran it
+    entry = compat.verified(data)[page_file]
+    monkeypatch.setattr(page_status, "_verified", lambda: {page_file: entry})
+    url = ("zh/" if lang == "zh" else "") + "techniques/register-hook/"
+    source = DOCS / (page_file if lang == "en" else page_file.replace(".md", ".zh.md"))
+    page = SimpleNamespace(url=url, meta={}, file=SimpleNamespace(
+        src_uri=source.relative_to(DOCS).as_posix(), locale=lang, abs_src_path=str(source)))
+    content = page_status.on_page_content(f'<h1>T</h1><span class="filename">{name}</span>', page, None, None)
+    said = html.unescape(_TAG.sub("", STATUS.search(content)[1]))
+    pinned = data["versions"][0]
+    assert said.startswith(("Verified on torch " if lang == "en" else "已在 torch ") + pinned), said
+    assert ("pending" in said) if lang == "en" else ("版本矩阵" in said), said
+    assert not re.search(r"\d+\.\d+\.\d+[–-]\d", said), f"a range is claimed: {said}"
+    assert re.search(rf'<span class="filename">{name} <span class="guide-pending"', content), content

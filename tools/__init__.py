@@ -11,7 +11,7 @@
     dev/        developer tasks: the Python check before install, the local server + Chromium.
 
 What may import what (tests/test_layout.py checks it): site may import snippets, reader and
-generate; reader, examples, measure and generate may import snippets (and dev); nothing imports
-site, examples or measure but the tests. So the build hooks and the tests' runtime meet only in
+generate; reader and examples only snippets; measure and generate snippets and dev; nothing
+imports site, examples or measure but the tests, and nothing here imports tests/. So the build hooks and the tests' runtime meet only in
 the snippet model.
 """

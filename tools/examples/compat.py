@@ -1,13 +1,16 @@
 """Turn the torch version matrix's results into the compatibility page's data.
 
     python -m tools.examples.compat          # reads build/matrix/<version>.xml (written by `make matrix`)
+    python -m tools.examples.compat --stored # redraws from the committed results (make outputs)
 
 Writes snippets/compatibility/results.json (versions, dates, per snippet: passed or failed on
 each version, with the first failing line, and a digest of the snippet's files as they were run),
 the table rows the compatibility page includes: pages.md (per page of the guide) and snippets.md
 (per snippet), and verified.json: per page, the releases its examples passed on, which the page
 shows under its title ("Verified on torch 2.4.1–2.15.0"; tools/site/page_status.py). A version missing
-from build/matrix keeps its previous results, so one version can be re-run alone.
+from build/matrix keeps its previous results, so one version can be re-run alone. A snippet that
+is new or changed since a release ran is pending there (tools/snippets/results.py): marked … in
+the tables, left out of its page's range, and named on the page as pending the matrix.
 
 Only the standard library: the matrix workflow runs this without installing the project.
 """
@@ -15,19 +18,18 @@ Only the standard library: the matrix workflow runs this without installing the 
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tools.snippets import find, is_snippet, releases, script_paths, snippet_paths
+from tools.snippets.results import RESULTS as DATA, VERIFIED, digest, is_pending
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS, SNIPPETS = ROOT / "docs", ROOT / "snippets"
 MATRIX = ROOT / "build" / "matrix"
 OUT = SNIPPETS / "compatibility"
-DATA = OUT / "results.json"
 
 # The order of the page's columns: the reference, then newest to oldest.
 VERSIONS = ["2.13.0", "2.15.0", "2.14.1", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
@@ -39,21 +41,6 @@ RECORDED = re.compile(r"\(differs on torch [^)]*snippets/[^)]*releases/[^)]*\)")
 def snippet_names() -> list[str]:
     """Every snippet: snippets/<folder>/<name>.md (doctests), then <name>.py (scripts)."""
     return sorted(p.stem for p in snippet_paths()) + sorted(p.stem for p in script_paths())
-
-
-def digest(name: str, version: str) -> str:
-    """A snippet's files as the matrix ran them on `version`: <name>.md, or <name>.py and its
-    <name>.out, and what <folder>/releases/<name>.md records for that release, if anything (a
-    recording of another release does not change this one's result)."""
-    sha = hashlib.sha256()
-    for suffix in (".md", ".py", ".out"):
-        path = find(name, suffix)
-        if path is not None:
-            sha.update(suffix.encode() + b"\0" + path.read_bytes())
-    recorded = releases.for_release(name, version)
-    if recorded is not None:
-        sha.update(b"releases\0" + recorded.kind.encode() + b"\0" + recorded.body.encode())
-    return sha.hexdigest()[:16]
 
 
 def _relative(message: str) -> str:
@@ -118,11 +105,13 @@ def read_checker(path: Path) -> dict:
             **({k: int(v or 0) for k, v in counts.groupdict().items()} if counts else {})}
 
 
-def collect() -> dict:
+def collect(stored: bool = False) -> dict:
+    """The committed results, updated with each release's run under build/matrix/ (none with
+    `stored`: a contributor's old runs there must not overwrite newer committed results)."""
     data = json.loads(DATA.read_text(encoding="utf-8")) if DATA.exists() else {"runs": {}}
     for version in VERSIONS:
         path = MATRIX / f"{version}.xml"
-        if path.exists():
+        if path.exists() and not stored:
             data["runs"][version] = read_run(path)
             checks = {label: read_checker(MATRIX / f"{version}.checker-{label}.txt") for label in CHECKER_RUNS
                       if (MATRIX / f"{version}.checker-{label}.txt").exists()}
@@ -155,9 +144,11 @@ def pages_including(name: str) -> list[str]:
 
 
 def status(data: dict, version: str, name: str) -> str:
+    """✓ the page's output, ≠ the output the page declares for this release, ✗ failed, … pending:
+    the matrix has not run the snippet as it is now (new, or changed since)."""
     run = data["runs"][version]
-    if name not in run["ran"]:
-        return "—"
+    if is_pending(data, version, name):
+        return "…"
     if name in run["failed"]:
         return "✗"
     return "≠" if name in run.get("gated", {}) else "✓"
@@ -182,9 +173,9 @@ def page_rows(data: dict) -> str:
         cells = []
         for version in data["versions"]:
             marks = [status(data, version, n) for n in names]
-            failing, differing = marks.count("✗"), marks.count("≠")
+            failing, differing, waiting = marks.count("✗"), marks.count("≠"), marks.count("…")
             cell = f"✗ {failing}/{len(names)}" if failing else "✓"
-            cells.append(cell + (f" ≠ {differing}" if differing else ""))
+            cells.append(cell + (f" ≠ {differing}" if differing else "") + (f" … {waiting}" if waiting else ""))
         link = f"[{Path(page).stem}]({page})"
         lines.append(f"| {link} | {len(names)} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -233,22 +224,31 @@ def spans(versions: list[str], among: list[str]) -> str:
     return ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs if r)
 
 
-def verified(data: dict) -> dict:
+def verified(data: dict, previous: dict | None = None) -> dict:
     """Per page with examples: the releases on which none of its examples failed and at least one
     printed the page's output; the tested releases where its examples printed something else (the
     page says what: snippets/versions.toml) or failed; the date of the newest of those runs; and,
     for each example that passed on fewer releases, the releases it passed on itself. The home
-    page speaks for the whole guide: the releases on which no example of any page failed."""
+    page speaks for the whole guide: the releases on which no example of any page failed.
+
+    Examples the matrix has not run as they are now are left out of those figures and listed as
+    `pending`: the page then vouches for the pinned release only. A page's date moves only when
+    its entry changes: regenerating from the same results, or a run that changes nothing for the
+    page, keeps the date it had (`previous`, by default the committed verified.json)."""
+    if previous is None:
+        previous = json.loads(VERIFIED.read_text(encoding="utf-8")) if VERIFIED.exists() else {}
     by_page: dict[str, list[str]] = {}
     for name in snippet_names():
         for page in pages_including(name):
             by_page.setdefault(page, []).append(name)
+    waiting = {name for name in snippet_names() if any(is_pending(data, v, name) for v in data["versions"])}
     result = {}
     for page in sorted(by_page):
-        names = by_page[page]
+        pending = [n for n in by_page[page] if n in waiting]
+        names = [n for n in by_page[page] if n not in waiting]
         passed = {name: [v for v in data["versions"] if status(data, v, name) == "✓"] for name in names}
         if page == "index.md":
-            everything = snippet_names()
+            everything = [n for n in snippet_names() if n not in waiting]
             releases = [v for v in data["versions"] if all(status(data, v, n) in "✓≠" for n in everything)]
         else:
             releases = [v for v in data["versions"]
@@ -262,12 +262,18 @@ def verified(data: dict) -> dict:
             "differs": spans([v for v in data["versions"] if v not in releases and v not in failing],
                              data["versions"]),
             "fails": spans(failing, data["versions"]),
-            "total": len(names),
+            "total": len(names) + len(pending),
             "examples": {n: spans(passed[n], data["versions"]) for n in names
                          if set(passed[n]) != set(releases)},
+            "pending": pending,
+            "pinned": VERSIONS[0],
         }
         if page == "index.md":
-            result[page]["guide"] = len(everything)
+            result[page]["guide"] = len(everything) + len(waiting)
+            result[page]["pending"] = sorted(waiting)
+        old = previous.get(page)
+        if old and {k: v for k, v in old.items() if k != "date"} == {k: v for k, v in result[page].items() if k != "date"}:
+            result[page]["date"] = old["date"]
     return result
 
 
@@ -327,8 +333,13 @@ def with_release_columns(text: str, versions: list[str]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    data = collect()
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stored", action="store_true",
+                        help="redraw from the committed results only, ignoring build/matrix/ (make outputs)")
+    data = collect(stored=parser.parse_args(argv).stored)
     for page in PAGES:
         page.write_text(with_release_columns(page.read_text(encoding="utf-8"), data["versions"]),
                         encoding="utf-8")

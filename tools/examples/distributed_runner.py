@@ -1,6 +1,6 @@
 """The tests' shared run of the distributed script snippets: one process imports torch and every
 script once, then forks a pair of processes per script that runs its `worker(rank, world_size,
-port)`, as `python <name>.py` does (tools/snippets.py checks that each script ends with that
+port)`, as `python <name>.py` does (tests/test_scripts.py checks that each script ends with that
 standard launch). The forked workers start with everything imported: no torch import per process.
 
     python tools/examples/distributed_runner.py FOLDER SECONDS SCRIPT.py [SCRIPT.py ...]   (from snippets/)

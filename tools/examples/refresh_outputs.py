@@ -18,9 +18,12 @@ is a diff to review.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import doctest
+import os
 import re
 import sys
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -105,6 +108,32 @@ def refresh(snippet: Snippet, on_release: bool = False) -> tuple[str, int]:
     return text, changed
 
 
+# What torch's C++ side logs straight to the process's stderr on a machine without a GPU, each time
+# a snippet profiles: kineto's "USDT: ... profiler_start" lines and "gpuGetDeviceCount failed".
+# They say nothing about the snippet; the outputs never contain them (stderr is not an output).
+NATIVE_LOG = re.compile(r"^(?:USDT|STAGE|INFO|WARNING|ERROR):\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \d+:\d+ \w+\.cpp:\d+\] ")
+
+
+@contextlib.contextmanager
+def quiet_native_logs():
+    """Run the body with file descriptor 2 captured; then write back all but torch's native log
+    lines (Python's warnings and tracebacks stay)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = [line for line in captured.read().decode(errors="replace").splitlines(keepends=True)
+                    if not NATIVE_LOG.match(line)]
+            sys.stderr.write("".join(kept))
+
+
 def _file(path: Path) -> str:
     """A snippet's path under snippets/, as its page includes it."""
     return path.relative_to(SNIPPETS).as_posix()
@@ -131,7 +160,8 @@ def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
             try:
                 with warnings.catch_warnings():  # as tools.examples.evaluate.release_problems runs it
                     warnings.simplefilter("ignore")
-                    body, _ = refresh(snippet, on_release=True)
+                    with quiet_native_logs():
+                        body, _ = refresh(snippet, on_release=True)
             except SnippetRaised as err:  # not recorded: the tests on this release fail with it
                 print(f"not recorded: {err}")
                 continue
@@ -195,7 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if args.check and changed else 0
     changed = 0
     for snippet in snippets:
-        text, stale = refresh(snippet)
+        with quiet_native_logs():
+            text, stale = refresh(snippet)
         if stale:
             changed += 1
             verb = "stale" if args.check else "rewrote"

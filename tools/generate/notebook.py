@@ -3,7 +3,7 @@
     python -m tools.generate.notebook            # writes docs/notebooks/<name>.ipynb and <name>.zh.ipynb
 
 An outline, tools/generate/notebooks/<name>.md (English) or <name>.zh.md (Chinese), is Markdown in which a
-line `--8<-- "snippet.md"` becomes a code cell holding that snippet's code (prompts and outputs
+line `--8<-- "<page>/<snippet>.md"` becomes a code cell holding that snippet's code (prompts and outputs
 stripped); everything between such lines becomes a Markdown cell. Each notebook is then executed
 in a fresh kernel and saved with its outputs, so the site and the download show what the code
 printed. tests/test_generated.py checks that the committed cells equal a fresh build and that each

@@ -3,7 +3,9 @@
 1. "Verified on torch 2.4.1–2.15.0 (8 of 8 releases tested), 2026-11-24" under the title of every
    page with examples, from snippets/compatibility/verified.json, which `python -m tools.examples.compat`
    writes from the matrix results (never typed). An example that printed the page's output on
-   fewer releases (snippets/versions.toml) shows its own range in its title bar.
+   fewer releases (snippets/versions.toml) shows its own range in its title bar. While an example
+   is pending the matrix (new or changed since it ran: tools/snippets/results.py), the page
+   vouches for the pinned release only, and the example's title bar says it is pending.
 2. On a Chinese page: whether the translation is in step with the English page, from git, as
    `make translation-status` reports it (tools/site/translation_status.py).
 3. The date of the last commit that changed the page's source, which Material shows at the foot
@@ -46,6 +48,14 @@ TEXT = {
         "fails": " On torch {fails} an example fails: see the compatibility page.",
         "examples": " {n} of the page's {total} examples print its output on fewer releases; each shows its own range.",
         "range": "Prints this output on torch {releases}; the page says what differs on the others",
+        "pending": "Verified on torch {pinned}",
+        "pending_tested": ", the pinned release, on which the tests run every example."
+                          " {n} of the page's {total} examples are new or changed since the torch matrix last ran:"
+                          " the other releases are pending until it runs again (CI runs it weekly).",
+        "guide_pending": ", the pinned release, on which the tests run every example;"
+                         " {n} of its {guide} examples are pending the torch matrix on the other releases.",
+        "bar": "pending the matrix",
+        "bar_title": "New or changed since the torch matrix last ran: verified on torch {pinned} only, for now",
     },
     "zh": {
         "verified": "已在 torch {releases} 上验证",
@@ -56,6 +66,12 @@ TEXT = {
         "fails": "在 torch {fails} 上有示例失败，见兼容性页面。",
         "examples": "{total} 个示例中有 {n} 个只在部分版本上输出与本页相同，代码块标题栏标出各自的版本范围。",
         "range": "在 torch {releases} 上输出与此相同；其他版本的差异见正文",
+        "pending": "已在 torch {pinned} 上验证",
+        "pending_tested": "（固定版本，测试会在这个版本上运行每一个示例）。本页 {total} 个示例中有 {n} 个是在版本矩阵上次运行之后新加或修改的："
+                          "其他版本上的结果要等版本矩阵再次运行（CI 每周运行一次）。",
+        "guide_pending": "（固定版本，测试会在这个版本上运行每一个示例）；{guide} 个示例中有 {n} 个在其他版本上尚待版本矩阵运行。",
+        "bar": "待版本矩阵运行",
+        "bar_title": "在版本矩阵上次运行之后新加或修改：目前只在 torch {pinned} 上验证",
     },
 }
 SYNC = {
@@ -173,7 +189,14 @@ def _description(content: str, lang: str) -> str | None:
 def _status(page, lang: str, files) -> str:
     parts = []
     entry = localized(_verified().get(_english_source(page)), lang)
-    if entry and entry["count"]:
+    if entry and entry.get("pending"):  # vouch for what ran: the pinned release, by the tests
+        words = TEXT[lang]
+        target = ("" if lang == "en" else f"{lang}/") + "compatibility/"
+        href = get_relative_url(target, page.url) + "#by-page"
+        key = "guide_pending" if "guide" in entry else "pending_tested"
+        parts.append(f'<a href="{href}">{html.escape(words["pending"].format(**entry))}</a>'
+                     + html.escape(words[key].format(n=len(entry["pending"]), **entry)))
+    elif entry and entry["count"]:
         words = TEXT[lang]
         target = ("" if lang == "en" else f"{lang}/") + "compatibility/"
         href = get_relative_url(target, page.url) + "#by-page"
@@ -216,14 +239,19 @@ def on_page_content(content, page, config, files):
         plain = " ".join(html.unescape(_TAG.sub("", str(description))).split())
         page.meta["description"] = html.escape(plain, quote=True)
     entry = localized(_verified().get(_english_source(page)), lang)
-    if entry and entry["examples"]:
-        ranges = entry["examples"]
+    if entry and (entry["examples"] or entry.get("pending")):
+        ranges, pending = entry["examples"], set(entry.get("pending", ()))
 
         def label(match: re.Match) -> str:
+            words = TEXT[lang]
+            if match["name"] in pending:
+                title = html.escape(words["bar_title"].format(**entry))
+                return (match[0][: -len("</span>")]
+                        + f' <span class="guide-pending" title="{title}">{words["bar"]}</span></span>')
             releases = ranges.get(match["name"])
             if releases is None:
                 return match[0]
-            title = html.escape(TEXT[lang]["range"].format(releases=releases))
+            title = html.escape(words["range"].format(releases=releases))
             return (match[0][: -len("</span>")]
                     + f' <span class="guide-range" title="{title}">torch {releases}</span></span>')
 

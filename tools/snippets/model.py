@@ -94,10 +94,25 @@ def snippet_paths() -> list[Path]:
     return sorted(p for p in SNIPPETS.rglob("*.md") if is_snippet(p))
 
 
+_FILES: dict[str, Path] = {}
+
+
 def find(name: str, suffix: str = ".md") -> Path | None:
-    """snippets/<folder>/<name><suffix>, wherever its page's folder is; None if there is none."""
-    found = [p for p in SNIPPETS.rglob(f"{name}{suffix}") if is_snippet(p) or suffix == ".out"]
-    return found[0] if found else None
+    """snippets/<folder>/<name><suffix>, wherever its page's folder is; None if there is none.
+
+    One walk of snippets/ per process answers every call (compat asks thousands of times); it is
+    walked again when a file it found has gone. A file created after the walk is not found: call
+    forget_files() after creating one."""
+    if not _FILES or not (path := _FILES.get(f"{name}{suffix}", SNIPPETS)).exists():
+        forget_files()
+        for each in SNIPPETS.rglob("*"):
+            if each.suffix in {".md", ".py", ".out"} and each.is_file() and is_snippet(each):
+                _FILES.setdefault(each.name, each)
+    return _FILES.get(f"{name}{suffix}")
+
+
+def forget_files() -> None:
+    _FILES.clear()
 
 
 def source(name: str) -> Path | None:
