@@ -339,16 +339,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stored", action="store_true",
                         help="redraw from the committed results only, ignoring build/matrix/ (make outputs)")
-    data = collect(stored=parser.parse_args(argv).stored)
+    stored = parser.parse_args(argv).stored
+    data = collect(stored=stored)
     for page in PAGES:
         page.write_text(with_release_columns(page.read_text(encoding="utf-8"), data["versions"]),
                         encoding="utf-8")
     OUT.mkdir(exist_ok=True)
     DATA.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {DATA.relative_to(ROOT)}: {', '.join(data['versions'])}")
+    if not stored:
+        print(f"wrote {DATA.relative_to(ROOT)}: {', '.join(data['versions'])}")
     for path, content in render(data).items():
+        changed = not path.exists() or path.read_text(encoding="utf-8") != content
         path.write_text(content, encoding="utf-8")
-        print(f"wrote {path.relative_to(ROOT)}")
+        if changed or not stored:
+            print(f"wrote {path.relative_to(ROOT)}")
+    if stored:  # make outputs: what a contributor needs to know is what is pending
+        pending = verified(data).get("index.md", {}).get("pending", [])
+        print(f"pending the matrix (new or changed since it ran): {', '.join(pending) or 'nothing'}")
+        return 0
     for version in data["versions"]:
         run = data["runs"][version]
         print(f"  {version:<11} {run['tests']} tests, {len(run['failed'])} snippets failing, "

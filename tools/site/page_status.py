@@ -50,7 +50,7 @@ TEXT = {
         "range": "Prints this output on torch {releases}; the page says what differs on the others",
         "pending": "Verified on torch {pinned}",
         "pending_tested": ", the pinned release, on which the tests run every example."
-                          " {n} of the page's {total} examples are new or changed since the torch matrix last ran:"
+                          " {n} of the page's {total} examples {verb} new or changed since the torch matrix last ran:"
                           " the other releases are pending until it runs again (CI runs it weekly).",
         "guide_pending": ", the pinned release, on which the tests run every example;"
                          " {n} of its {guide} examples are pending the torch matrix on the other releases.",
@@ -194,8 +194,9 @@ def _status(page, lang: str, files) -> str:
         target = ("" if lang == "en" else f"{lang}/") + "compatibility/"
         href = get_relative_url(target, page.url) + "#by-page"
         key = "guide_pending" if "guide" in entry else "pending_tested"
+        count = len(entry["pending"])
         parts.append(f'<a href="{href}">{html.escape(words["pending"].format(**entry))}</a>'
-                     + html.escape(words[key].format(n=len(entry["pending"]), **entry)))
+                     + html.escape(words[key].format(n=count, verb="is" if count == 1 else "are", **entry)))
     elif entry and entry["count"]:
         words = TEXT[lang]
         target = ("" if lang == "en" else f"{lang}/") + "compatibility/"
