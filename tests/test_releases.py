@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from tools.examples import compat
-from tools.snippets import releases
+from tools.snippets import releases, results
 from tools.examples.evaluate import module_globals, release_problems, release_script_problems
 from tools.snippets import ROOT, SNIPPETS, Snippet, find, rel, script_paths, source, version_gates
 
 GATES = version_gates()
+RESULTS = results.load()
 RECORDED = releases.recorded()
 NEEDED = [(name, version) for name, gate in sorted(GATES.items()) if not gate.warns
           for version in compat.VERSIONS if gate.excludes(releases.release(version))]
@@ -25,7 +26,11 @@ def _kind(name: str) -> str:
 
 @pytest.mark.parametrize("name, version", NEEDED, ids=[f"{n}-{v}" for n, v in NEEDED])
 def test_every_excluded_release_has_its_recorded_output(name, version):
+    """Recorded by the matrix: until it has run the snippet as it is now on that release, the
+    snippet is pending there (its page says so), and the recording comes with that run."""
     section = releases.for_release(name, version)
+    if section is None and results.is_pending(RESULTS, version, name):
+        return
     assert section is not None, (
         f"snippets/versions.toml says {rel(source(name))} prints something else on torch {version}, and "
         f"{rel(releases.path(name))} records no output for it: run `RECORD=1 make matrix` (or that "

@@ -126,3 +126,26 @@ def test_a_value_the_prompt_would_echo_must_be_shown_or_assigned(tmp_path, line,
         assert outcome == "ok", outcome
     else:
         assert "pasted at a >>> prompt" in outcome and "1" in outcome and "`_ = ...`" in outcome, outcome
+
+
+MID_BLOCK_BLANK = re.compile(r"^\.\.\.[ \t]*\n(?=\.\.\. [ \t]*\S)", re.MULTILINE)
+
+
+def blank_lines_inside_a_block(text: str) -> list[int]:
+    """Line numbers of a blank `...` line with more of the same statement after it."""
+    return [text[: m.start()].count("\n") + 1 for m in MID_BLOCK_BLANK.finditer(text)]
+
+
+@by_name
+def test_no_blank_line_inside_a_class_or_function(snippet):
+    """At a real >>> prompt an empty line ends a compound statement: a class whose methods are
+    separated by a blank `...` line loses the rest of its body there (IndentationError), though
+    doctest and the copy button are fine. A blank `...` line may only end the statement."""
+    lines = blank_lines_inside_a_block(snippet.text)
+    assert not lines, (f"{snippet.rel}: lines {lines}: a blank `...` line inside a statement ends it at a "
+                       "real >>> prompt; delete it")
+
+
+def test_the_blank_line_rule_can_fail():
+    text = ">>> class F:\n...     def a(self):\n...         pass\n...\n...     def b(self):\n...         pass\n...\n>>> F()\n"
+    assert blank_lines_inside_a_block(text) == [4]

@@ -78,8 +78,9 @@ class Snippet:
 
 SHARED = "shared"              # the folder of the snippets two or more pages include
 RELEASES = "releases"          # <folder>/releases/<name>.md: what other torch releases print
-# Tables the tools write into a page's folder; a page includes them, but they are not snippets.
-GENERATED = ("compatibility", "cost/benchmark")
+# Tables and data the tools write into a page's folder; a page includes them, but they are not
+# snippets (the Questions page includes a list per language: questions/en.md, questions/zh.md).
+GENERATED = ("compatibility", "cost/benchmark", "questions")
 
 
 def is_snippet(path: Path) -> bool:
