@@ -71,3 +71,11 @@ def test_the_chinese_list_reads_as_chinese_typography_wants():
 def test_the_page_links_from_the_decision_page_and_home():
     for page in ("decision.md", "decision.zh.md", "index.md", "index.zh.md"):
         assert "questions.md" in (DOCS / page).read_text(encoding="utf-8"), f"docs/{page} does not link the Questions page"
+
+
+def test_the_chinese_list_uses_the_glossary_terms():
+    from tests.test_structure import _avoided_terms
+
+    text = (questions.FOLDER / "zh.md").read_text(encoding="utf-8")
+    found = [f"'{variant}' (use '{preferred}')" for variant, preferred in _avoided_terms().items() if variant in text]
+    assert not found, "snippets/questions/zh.md (from questions.yml): " + ", ".join(found)

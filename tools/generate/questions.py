@@ -26,7 +26,7 @@ LANGUAGES = ("en", "zh")
 HEADING = re.compile(r"^#{2,6} (?P<title>.+?)\s*\{[^}]*#(?P<anchor>[\w-]+)[^}]*\}\s*$", re.MULTILINE)
 WORDS = {
     "en": {"asked": "asked in {language}", "languages": {"en": "English", "zh": "Chinese"}, "answer": "Answer"},
-    "zh": {"asked": "原帖为{language}", "languages": {"en": "英文", "zh": "中文"}, "answer": "解答"},
+    "zh": {"asked": "（原帖为{language}）", "languages": {"en": "英文", "zh": "中文"}, "answer": "解答"},
 }
 
 
@@ -74,8 +74,9 @@ def render(data: dict, lang: str) -> str:
         for q in own:
             title = section_title(q["anchor"], lang)
             source = f"[{_source_label(q['source'])}]({q['source']})"
-            if q["asked_in"] != lang:
-                source += f" ({words['asked'].format(language=words['languages'][q['asked_in']])})"
+            if q["asked_in"] != lang:  # "(asked in Chinese)"; a Chinese page brackets it full-width
+                note = words["asked"].format(language=words["languages"][q["asked_in"]])
+                source += note if lang == "zh" else f" ({note})"
             parts.append(f"- **{q[lang]['question']}**\n"
                          f"  {q[lang]['answer']} → [{title}]({q['anchor']}) · {source}\n")
         parts.append("")
