@@ -140,11 +140,12 @@ check-guide: install-frameworks install-models  ## Run every example of the guid
 	$(BIN)/python build/check_guide.py --diff
 
 .PHONY: generate
-generate: install  ## Regenerate the notebooks and the figures from snippets and torch
+generate: install  ## Regenerate the notebooks, the figures and the Questions page's lists from snippets, torch and questions.yml
 	$(BIN)/python -m tools.generate.notebook
 	$(BIN)/python -m tools.generate.toy_graph
 	$(BIN)/python -m tools.generate.grad_cam_figure
 	$(BIN)/python -m tools.generate.grad_norm_figure
+	$(BIN)/python -m tools.generate.questions
 
 .PHONY: social-card
 social-card: install system-packages  ## Redraw the picture shared links show (docs/assets/social-card.png; needs a Chinese font)
