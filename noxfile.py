@@ -83,6 +83,9 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
             session.run("python", "-m", "tools.examples.refresh_outputs", "--release",
                         env={"NO_MKDOCS_2_WARNING": "1"})
         junit.parent.mkdir(parents=True, exist_ok=True)
+        # the snippets as this run runs them, written first (a failing run has them too): compat
+        # records these, not the files as they are when it reads the results
+        session.run("python", "-c", _WRITE_DIGESTS, str(junit), torch or PINNED)
         session.run(
             "python", "-m", "pytest", *DOCTESTS, "-q", "-p", "no:cacheprovider",
             f"--junitxml={junit}",
@@ -104,6 +107,15 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
         if not keep:
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(session.virtualenv.location, ignore_errors=True)
+
+
+_WRITE_DIGESTS = """
+import json, pathlib, sys
+from tools.examples.compat import snippet_names
+from tools.snippets.results import digest
+junit, version = pathlib.Path(sys.argv[1]), sys.argv[2]
+junit.with_suffix(".digests.json").write_text(json.dumps({n: digest(n, version) for n in snippet_names()}, indent=1) + "\\n")
+"""
 
 
 # Runs check_guide.py from an empty folder, as a reader who downloaded it does, under each Python

@@ -157,3 +157,16 @@ def test_a_run_reads_recorded_differences_and_varying_runs(tmp_path):
     assert list(run["gated"]) == ["a"], run
     assert sorted(run["failed"]) == ["b", "c"], run
     assert run["failed"]["b"].startswith("varies from run to run"), run
+
+
+def test_a_run_records_the_digests_it_ran_not_the_files_as_they_are_now(tmp_path):
+    """The nox session writes <version>.digests.json before its tests: a snippet edited between
+    the run and `python -m tools.examples.compat` must stay pending, not look as if it ran."""
+    name = compat.snippet_names()[0]
+    junit = tmp_path / "2.9.1.xml"
+    junit.write_text('<testsuites><testsuite timestamp="2026-11-26T00:00:00" time="1" tests="1">'
+                     f'<testcase classname="tests.test_examples" name="test_example[snippets/x/{name}.md:3]"/>'
+                     "</testsuite></testsuites>", encoding="utf-8")
+    assert compat.read_run(junit)["digests"] == {name: results.digest(name, "2.9.1")}  # no file: as now
+    junit.with_suffix(".digests.json").write_text(json.dumps({name: "as-it-ran"}), encoding="utf-8")
+    assert compat.read_run(junit)["digests"] == {name: "as-it-ran"}

@@ -86,9 +86,19 @@ def read_run(path: Path) -> dict:
         "failed": {key: failed[key] for key in sorted(failed)},
         "gated": {key: gated[key] for key in sorted(gated)},
         "ran": sorted(seen),
-        # `make matrix` runs this right after the run: the snippets are the ones it ran
-        "digests": {name: digest(name, path.stem) for name in sorted(seen) if "/" not in name},
+        "digests": ran_digests(path, sorted(name for name in seen if "/" not in name)),
     }
+
+
+def ran_digests(junit: Path, names: list[str]) -> dict[str, str]:
+    """The digests of the snippets as the run ran them: <version>.digests.json, which the nox
+    session writes right after its tests (noxfile.py). Without it (a run from before), the files
+    as they are now, which holds only if nothing changed since the run."""
+    written = junit.with_suffix(".digests.json")
+    if written.exists():
+        ran = json.loads(written.read_text(encoding="utf-8"))
+        return {name: ran[name] for name in names if name in ran}
+    return {name: digest(name, junit.stem) for name in names}
 
 
 CHECKER_RUNS = {"pins": "the pinned libraries", "torch-numpy": "torch and numpy only"}
