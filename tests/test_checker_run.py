@@ -23,7 +23,7 @@ from tests.checker_helpers import BROKEN_LINE, BROKEN_PAGE, CHANGED_LINE, line_o
 from tests.pages import Source
 from tests.checker_helpers import changed, generated, module  # noqa: F401  (fixtures)
 from tools.reader import checker
-from tools.snippets import ROOT, SNIPPETS, Snippet, find, rel
+from tools.snippets import ROOT, Snippet, find, rel
 
 PASSING_PAGE = "register-hook"     # a few snippets, under a second of examples
 MISSING_PAGE = "captum"            # every snippet needs a library hidden below: nothing runs

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tools.generate import grad_cam_figure, grad_norm_figure, notebook, toy_graph
-from tools.snippets import FLAGS, SNIPPETS, Snippet, find
+from tools.snippets import FLAGS, Snippet, find
 
 NOTEBOOKS = notebook.targets()
 

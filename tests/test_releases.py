@@ -4,7 +4,6 @@ the comparison on such a release fails on a changed line or a crash, as it does 
 
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -30,7 +29,7 @@ def test_every_excluded_release_has_its_recorded_output(name, version):
     snippet is pending there (its page says so), and the recording comes with that run."""
     section = releases.for_release(name, version)
     if section is None and results.is_pending(RESULTS, version, name):
-        return
+        pytest.skip(f"{name} is pending the matrix on torch {version} (its page says so): its next run records it")
     assert section is not None, (
         f"snippets/versions.toml says {rel(source(name))} prints something else on torch {version}, and "
         f"{rel(releases.path(name))} records no output for it: run `RECORD=1 make matrix` (or that "

@@ -20,7 +20,7 @@ import pytest
 from tests.built_site import PAGES, REPOSITORY, SITE_URL, each_page
 from tests.built_site import builds, site  # noqa: F401  (the session's strict build)
 from tests.pages import Source, site_path
-from tools.snippets import DOCS, ROOT, SNIPPETS, is_snippet, results
+from tools.snippets import DOCS, ROOT, SNIPPETS, is_snippet
 
 
 def _read(path: Path) -> str:
@@ -234,12 +234,9 @@ def test_a_page_with_a_pending_example_vouches_for_the_pinned_release_only(monke
 
     page_file = "techniques/register-hook.md"
     name = sorted(n for n in compat.snippet_names() if page_file in compat.pages_including(n))[0]
-    data = json.loads(compat.DATA.read_text(encoding="utf-8"))
-    for version in data["versions"]:  # as if the matrix had just run everything, then name changed
-        data["runs"][version]["ran"] = compat.snippet_names()
-        data["runs"][version]["digests"] = {n: results.digest(n, version) for n in compat.snippet_names()}
-    for version in data["versions"][1:]:
-        data["runs"][version]["digests"][name] = "0" * 16
+    from tests.test_compat import _changed
+
+    data = _changed(json.loads(compat.DATA.read_text(encoding="utf-8")), name, compat.VERSIONS[1:])
     entry = compat.verified(data)[page_file]
     monkeypatch.setattr(page_status, "_verified", lambda: {page_file: entry})
     url = ("zh/" if lang == "zh" else "") + "techniques/register-hook/"

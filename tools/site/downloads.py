@@ -16,7 +16,6 @@ page.guide_downloads carries the relative links for docs/overrides/partials/page
 from __future__ import annotations
 
 import doctest
-import json
 import sys
 from pathlib import Path
 

@@ -189,18 +189,15 @@ def _description(content: str, lang: str) -> str | None:
 def _status(page, lang: str, files) -> str:
     parts = []
     entry = localized(_verified().get(_english_source(page)), lang)
+    words = TEXT[lang]
+    target = ("" if lang == "en" else f"{lang}/") + "compatibility/"
+    href = get_relative_url(target, page.url) + "#by-page"
     if entry and entry.get("pending"):  # vouch for what ran: the pinned release, by the tests
-        words = TEXT[lang]
-        target = ("" if lang == "en" else f"{lang}/") + "compatibility/"
-        href = get_relative_url(target, page.url) + "#by-page"
         key = "guide_pending" if "guide" in entry else "pending_tested"
         count = len(entry["pending"])
         parts.append(f'<a href="{href}">{html.escape(words["pending"].format(**entry))}</a>'
                      + html.escape(words[key].format(n=count, verb="is" if count == 1 else "are", **entry)))
     elif entry and entry["count"]:
-        words = TEXT[lang]
-        target = ("" if lang == "en" else f"{lang}/") + "compatibility/"
-        href = get_relative_url(target, page.url) + "#by-page"
         guide = "guide" in entry
         text = (f'<a href="{href}">{html.escape(words["guide" if guide else "verified"].format(**entry))}</a>'
                 + html.escape(words["guide_tested" if guide else "tested"].format(**entry)))

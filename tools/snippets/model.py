@@ -104,7 +104,8 @@ def find(name: str, suffix: str = ".md") -> Path | None:
     One walk of snippets/ per process answers every call (compat asks thousands of times); it is
     walked again when a file it found has gone. A file created after the walk is not found: call
     forget_files() after creating one."""
-    if not _FILES or not (path := _FILES.get(f"{name}{suffix}", SNIPPETS)).exists():
+    known = _FILES.get(f"{name}{suffix}")
+    if not _FILES or (known is not None and not known.exists()):
         forget_files()
         for each in SNIPPETS.rglob("*"):
             if each.suffix in {".md", ".py", ".out"} and each.is_file() and is_snippet(each):
