@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.generate.notebook import OUTLINES
-from tools.snippets import DOCS, ROOT, SNIPPETS, find
+from tools.snippets import DOCS, ROOT, SNIPPETS, Snippet, find, is_snippet
 
 INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"]+)"\s*$', re.MULTILINE)
 HEADING = re.compile(r"^(?P<level>#{2,6}) (?P<text>.+?)\s*$", re.MULTILINE)
 ANCHOR = re.compile(r"\{\s*#(?P<id>[\w-]+)\s*\}$")
 FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+# An exception or warning as Python prints it: the line readers paste into the search box.
+ERROR_LINE = re.compile(r"^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Warning|Exception|Unsupported)\b: .+$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,20 @@ class Source:
             names = [c["metadata"]["snippet"] for c in cells if c["cell_type"] == "code"]
             return [found.relative_to(SNIPPETS).as_posix() if (found := find(n)) else f"{n}.md" for n in names]
         return INCLUDE.findall(self.text)
+
+    def shown_errors(self) -> list[str]:
+        """Every error or warning line the page's examples print (their outputs and .out files)."""
+        found = []
+        for include in self.includes():
+            path = SNIPPETS / include
+            if path.suffix == ".out":
+                output = path.read_text(encoding="utf-8")
+            elif path.suffix == ".md" and path.is_file() and is_snippet(path):
+                output = Snippet.load(path).expected_output()
+            else:
+                continue
+            found += [line for line in ERROR_LINE.findall(output) if line not in found]
+        return found
 
     def headings(self) -> list[tuple[str, str]]:
         """(heading line, anchor or '') for each level 2-6 heading outside code fences."""

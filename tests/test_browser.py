@@ -65,9 +65,35 @@ PITFALLS = {lang: Source(DOCS / name) for lang, name in (("en", "pitfalls.md"), 
 ERROR_SEARCHES = [
     (lang, anchor, message) for lang, page in PITFALLS.items() for anchor, message in pitfall_messages(page)
 ]
+
+
+def pasted_errors() -> dict[tuple[str, str], set[str]]:
+    """{(language prefix, error line a page's examples print): the pages of that language that
+    print it, as a line or the start of a longer one}, over every page but the compatibility
+    tables (other releases' lines)."""
+    showing: dict[tuple[str, str], set[str]] = {}
+    for page in EVERY:
+        if page.path.name.startswith("compatibility."):
+            continue
+        prefix = "zh/" if page.is_zh else ""
+        for line in page.shown_errors():
+            showing.setdefault((prefix, line), set())
+    for page in EVERY:
+        prefix = "zh/" if page.is_zh else ""
+        lines = page.shown_errors()
+        for (lang, text), found in showing.items():
+            if lang == prefix and any(text in line for line in lines):
+                found.add(url_path(page))
+    return showing
+
+
+PASTED = pasted_errors()
 SEARCHES = {
-    "": [message for lang, _, message in ERROR_SEARCHES if lang == "en"],
-    "zh/": CHINESE_QUERIES + [message for lang, _, message in ERROR_SEARCHES if lang == "zh"],
+    prefix: list(dict.fromkeys(
+        (CHINESE_QUERIES if prefix else [])
+        + [message for lang, _, message in ERROR_SEARCHES if (lang == "zh") == bool(prefix)]
+        + [text for lang, text in PASTED if lang == prefix]))
+    for prefix in ("", "zh/")
 }
 
 _JOB: dict[str, Future] = {}
@@ -291,3 +317,23 @@ def test_pasted_error_message_finds_its_pitfall(browsed, lang, anchor, message):
         f"{PITFALLS[lang].rel}: searching the message of #{anchor} shows, first: {links}"
     )
 
+
+
+def _result_pages(links: list[str], base: str) -> list[str]:
+    """The pages of the search results, in their order: Material lists each page once, with its
+    sections under it; '?h=' highlights the terms."""
+    return list(dict.fromkeys(re.sub(r"[?#].*", "", link.removeprefix(base)) for link in links))
+
+
+@pytest.mark.parametrize("prefix, text", sorted(PASTED),
+                         ids=[f"{'zh' if p else 'en'}-{t[:60]}" for p, t in sorted(PASTED)])
+def test_a_pasted_error_finds_a_page_that_shows_it(browsed, prefix, text):
+    """Every error line a page prints, typed into the search box of its language, puts a page
+    that prints it among the first three results (issue 26; tools/site/search_rank.py)."""
+    base, _, searches, _ = browsed
+    first = _result_pages(searches[prefix][text], base)[:3]
+    showing = PASTED[prefix, text]
+    assert set(first) & showing, (
+        f"searching {text!r} on the {'Chinese' if prefix else 'English'} site shows first {first}; "
+        f"the pages that print it: {sorted(showing)}"
+    )

@@ -20,6 +20,7 @@ import pytest
 
 from tests.built_site import builds, site  # noqa: F401  (the session's strict build)
 from tests.test_browser import browsed  # noqa: F401  (the visits of every page, both languages)
+from tools.site import search_rank
 from tools.site.page_speed import BUNDLE, CJK_FONTS, HOLD_INDEX, LAZY_CODE, SEARCH_FORM
 
 
@@ -53,6 +54,23 @@ def test_material_requests_the_index_as_the_hold_script_expects(site):
         f"{bundles[0].name} no longer requests search/search_index.json by XMLHttpRequest: "
         "tools/site/page_speed.py would hold nothing"
     )
+
+
+def test_the_search_worker_ranks_a_pasted_message_first(site):
+    workers = list((site / "assets" / "javascripts" / "workers").glob("search.*.min.js"))
+    assert len(workers) == 1, f"expected one Material search worker, found {workers}"
+    text = _read(workers[0])
+    assert all(text.count(new) == 1 for _, new in search_rank.REPLACEMENTS), (
+        f"{workers[0].name} lacks tools/site/search_rank.py's ranking (or has it twice)"
+    )
+
+
+def test_a_changed_search_worker_is_reported_not_patched():
+    worker = "var U=class{search(e){ s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f})) .sort((s,o)=>o.score-s.score)"
+    patched, missing = search_rank.patch(worker)
+    assert not missing and all(new in patched for _, new in search_rank.REPLACEMENTS)
+    _, missing = search_rank.patch(worker.replace("o.score-s.score", "s.score<o.score"))
+    assert missing == [".sort((s,o)=>o.score-s.score)"]
 
 
 def _material_text_fonts(site: Path) -> list[str]:
