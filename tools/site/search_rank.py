@@ -10,8 +10,10 @@ three results.
 
 For a query of five words or more, the worker now sorts its results first by whether the section
 contains the query's words in order (its text, lowercased, as runs of letters and digits, holds
-the query's runs as one contiguous sequence: the pasted line itself), then by how many of the
-query's words the section contains, then by Lunr's score as before. Shorter queries are ranked as
+the query's runs as one contiguous sequence: the pasted line itself), then by whether its heading
+quotes the message (the heading's quoted phrase, or the heading, of four words or more inside the
+query, or the reverse: the error pages' headings quote each message's key phrase), then by how many of the query's
+words the section contains, then by Lunr's score as before. Shorter queries are ranked as
 Material ranks them. Measured with tests/test_browser.py's searches: 2 of the 154 missed after
 the change, both where a page shows a longer line that begins with the message; the test counts
 such a page as showing it.
@@ -34,9 +36,12 @@ MARK = "guideRank"
 HELPERS = (
     'function guideWords(t){return(t.replace(/<[^>]*>/g," ").replace(/&[#\\w]+;/g," ").toLowerCase()'
     '.match(/[a-z0-9]+/g)||[]).join(" ")}'
-    "function guideRank(n,q,terms,text){if(n<5)return 0;"
-    "let k=Object.values(terms).filter(Boolean).length;"
-    'return(q&&(" "+guideWords(text)+" ").includes(" "+q+" ")?1e3:0)+k}'
+    "function guideRank(n,q,terms,text,title){if(n<5)return 0;"
+    "let k=Object.values(terms).filter(Boolean).length,m=(title||\"\").match(/\"([^\"]+)\"/),"
+    "h=guideWords(m?m[1]:title||\"\");"
+    'return(q&&(" "+guideWords(text)+" ").includes(" "+q+" ")?1e3:0)'
+    # a heading that quotes the message (or the message that quotes the heading's phrase)
+    '+(q&&h.split(" ").length>3&&((" "+q+" ").includes(" "+h+" ")||(" "+h+" ").includes(" "+q+" "))?500:0)+k}'
 )
 
 # (what Material's worker has, what it becomes): each must occur exactly once.
@@ -47,7 +52,7 @@ REPLACEMENTS = [
     # r: the query's clauses, o: the section's location, f: the query words it contains
     ("s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f}))",
      "s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f,"
-     + MARK + ":guideRank(r.length,guideQ,f,(this.map.get(o)||{}).text||\"\")}))"),
+     + MARK + ":guideRank(r.length,guideQ,f,(this.map.get(o)||{}).text||\"\",(this.map.get(o)||{}).title)}))"),
     (".sort((s,o)=>o.score-s.score)", ".sort((s,o)=>o." + MARK + "-s." + MARK + "||o.score-s.score)"),
 ]
 
