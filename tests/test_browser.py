@@ -71,16 +71,11 @@ def pasted_errors() -> dict[tuple[str, str], set[str]]:
     """{(language prefix, error line a page's examples print): the pages of that language that
     print it, as a line or the start of a longer one}, over every page but the compatibility
     tables (other releases' lines)."""
-    showing: dict[tuple[str, str], set[str]] = {}
-    for page in EVERY:
-        if page.path.name.startswith("compatibility."):
-            continue
+    printed = {page: page.shown_errors() for page in EVERY}
+    showing = {("zh/" if page.is_zh else "", line): set() for page, lines in printed.items()
+               if not page.path.name.startswith("compatibility.") for line in lines}
+    for page, lines in printed.items():
         prefix = "zh/" if page.is_zh else ""
-        for line in page.shown_errors():
-            showing.setdefault((prefix, line), set())
-    for page in EVERY:
-        prefix = "zh/" if page.is_zh else ""
-        lines = page.shown_errors()
         for (lang, text), found in showing.items():
             if lang == prefix and any(text in line for line in lines):
                 found.add(url_path(page))
@@ -321,7 +316,6 @@ def test_pasted_error_message_finds_its_pitfall(browsed, lang, anchor, message):
         link.startswith(wanted) and link.endswith("#" + anchor) for link in links), (
         f"{PITFALLS[lang].rel}: searching the message of #{anchor} shows, first: {first} ({links[:5]})"
     )
-
 
 
 def _result_pages(links: list[str], base: str) -> list[str]:
