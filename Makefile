@@ -54,7 +54,7 @@ $(BIN)/.installed-frameworks: $(BIN)/.installed requirements-frameworks.txt
 	$(UV) -r requirements-frameworks.txt
 	touch $@
 
-# torchvision, transformers, captum, Lightning and Opacus, for the real-model and training-loop
+# torchvision, transformers, captum, Lightning, Opacus, diffusers and PyG, for the real-model and training-loop
 # pages: the tests need them, the site does not. torch is reinstalled with them: a .venv made by an older Makefile may hold a CPU-only torch
 # build, which torchvision's wheel cannot load with.
 $(BIN)/.installed-models: $(BIN)/.installed requirements-models.txt
@@ -79,7 +79,17 @@ serve: install-site  ## Build and serve both languages at http://127.0.0.1:8000/
 install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
 
 .PHONY: install-models
-install-models: $(BIN)/.installed-models  ## Add torchvision, transformers, captum, Lightning, accelerate and Opacus to .venv (about 230 MB)
+install-models: $(BIN)/.installed-models  ## Add torchvision, transformers, captum, Lightning, accelerate, Opacus, diffusers and PyTorch Geometric to .venv (about 310 MB)
+
+# DeepSpeed in a folder of its own, .venv/deepspeed/ (requirements-deepspeed.txt says why): only a
+# script that imports it gets the folder on its path (tools/examples/scripts.py).
+$(BIN)/.installed-deepspeed: $(BIN)/.installed requirements-deepspeed.txt
+	rm -rf $(VENV)/deepspeed
+	$(UV) --no-deps --target $(VENV)/deepspeed -r requirements-deepspeed.txt
+	touch $@
+
+.PHONY: install-deepspeed
+install-deepspeed: $(BIN)/.installed-deepspeed  ## Add DeepSpeed to .venv/deepspeed/, apart from .venv's packages (about 15 MB)
 
 $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 	$(UV) -r requirements-matrix.txt
@@ -89,6 +99,10 @@ $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 matrix: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on every tracked torch version (nox + uv, about 3 GB each); rewrites the compatibility page and each page's "Verified on" line
 	-$(BIN)/nox
 	$(BIN)/python -m tools.examples.compat
+
+.PHONY: recordings
+recordings: $(BIN)/.installed-matrix  ## Record what gated snippets print on the releases older than the matrix that their gates name (torch 2.0.1, 1.13.1; about 3 GB each, deleted after)
+	$(BIN)/nox -s recordings
 
 # Python 3.13, the newest requires-python allows; the pins as they are. Not part of `make matrix`.
 # PY313 names the interpreter when `python3.13` on PATH is not one (a pyenv shim, say).
@@ -102,14 +116,14 @@ system-packages:  ## Install the Debian packages the tests need, if missing (g++
 	@.ci/system-packages
 
 .PHONY: test
-test: install-frameworks install-models system-packages  ## Run every test: snippets, pages, strict build, browser (what CI runs)
+test: install-frameworks install-models install-deepspeed system-packages  ## Run every test: snippets, pages, strict build, browser (what CI runs)
 	$(BIN)/python -m pytest
 
 # NAME=<snippet or page>: only the tests whose id names it: the snippet's examples (its path holds
 # its page's folder, so a page's name selects all of them) and the page's structural tests.
 NAME ?=
 .PHONY: test-docs
-test-docs: install-frameworks install-models system-packages  ## Every test but the browser's: the quick loop while writing (NAME=<snippet or page>: just those)
+test-docs: install-frameworks install-models install-deepspeed system-packages  ## Every test but the browser's: the quick loop while writing (NAME=<snippet or page>: just those)
 	$(BIN)/python -m pytest -m "not browser" $(if $(NAME),-k "$(NAME)")
 
 .PHONY: lighthouse
@@ -125,7 +139,7 @@ build: install-site  ## Build the site into site/ with --strict
 	$(BIN)/mkdocs build --strict
 
 .PHONY: outputs
-outputs: install-frameworks install-models  ## Rewrite the snippets' expected outputs from a real run (NAME=<snippet>: that one, in seconds); review with git diff
+outputs: install-frameworks install-models install-deepspeed  ## Rewrite the snippets' expected outputs from a real run (NAME=<snippet>: that one, in seconds); review with git diff
 	$(BIN)/python -m tools.examples.refresh_outputs $(NAME)
 	$(BIN)/python -m tools.examples.compat --stored
 
@@ -135,7 +149,7 @@ benchmark: install-models  ## Measure every technique's memory and time (about 2
 
 # build/check_guide.py: the file the site serves as check_guide.py (tools/reader/checker.py renders both).
 .PHONY: check-guide
-check-guide: install-frameworks install-models  ## Run every example of the guide on this torch, as a reader's check_guide.py does
+check-guide: install-frameworks install-models install-deepspeed  ## Run every example of the guide on this torch, as a reader's check_guide.py does
 	$(BIN)/python -m tools.reader.checker --out build/check_guide.py
 	$(BIN)/python build/check_guide.py --diff
 

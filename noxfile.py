@@ -5,6 +5,8 @@
     NOX_KEEP=1 make matrix                       # keep each version's venv and uv cache
     RECORD=1 make matrix                         # first record what gated snippets print on each
                                                  # release (snippets/<page>/releases/; review the diff)
+    MATRIX_PENDING=1 make matrix                 # only the snippets pending on each release (new or
+                                                 # changed since its last run): minutes, not a quarter hour
     make test-py313                              # the pins on Python 3.13 (not part of the matrix)
 
 Each version gets a fresh uv venv with the project's pinned requirements, torch and torchvision
@@ -12,6 +14,11 @@ overridden. Every version, the pinned 2.13.0 too, runs as the build PyPI serves 
 about 3 GB each), which run fine on a machine without a GPU: `make install` installs the same
 build of the pin. A version's venv and uv cache are deleted after its run unless NOX_KEEP=1, so
 the disk holds one at a time.
+
+With MATRIX_PENDING=1 a version runs only the doc-tests of its pending snippets (and, with
+RECORD=1, records only theirs), skips check_guide.py, and leaves build/matrix/<version>.partial
+beside its JUnit file: tools.examples.compat then merges these results into the version's last
+full run instead of replacing it. A version with nothing pending is not installed at all.
 
 Results go to build/matrix/<version>.xml (JUnit), and what the reader's check_guide.py printed
 on that release, once with the pins and once with torch and numpy only, to
@@ -58,9 +65,23 @@ nox.options.sessions = ["doctests"]
 
 
 
+def pending_names(version: str) -> list[str]:
+    """The snippets with no result on `version` for what they are now (tools/snippets/results.py)."""
+    sys.path.insert(0, str(ROOT))
+    from tools.examples.compat import snippet_names
+    from tools.snippets.results import is_pending, load
+
+    data = load()
+    return [name for name in snippet_names() if is_pending(data, version, name)]
+
+
 def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -> None:
     """Install the pinned requirements (torch overridden when given) into the session's fresh uv
     venv and run DOCTESTS, writing JUnit to `junit`; then delete the venv and the uv cache."""
+    only = pending_names(torch or PINNED) if os.environ.get("MATRIX_PENDING") == "1" else None
+    partial = junit.with_suffix(".partial")
+    if only == []:
+        session.skip(f"nothing is pending on torch {torch or PINNED}")
     keep = os.environ.get("NOX_KEEP") == "1"
     cache = Path(tempfile.mkdtemp(prefix="uv-cache-")) if not keep else ROOT / "build" / "uv-cache"
     session.env["UV_CACHE_DIR"] = str(cache)
@@ -76,22 +97,31 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
                     "--name", f"nox's python{session.python}",
                     "--advice", f"put one in that range on PATH as python{session.python}")
         session.install("-r", "requirements-frameworks.txt", "-r", "requirements-models.txt", *override)
+        # DeepSpeed apart, as `make install-deepspeed` does (requirements-deepspeed.txt says why)
+        session.install("--no-deps", "--target", str(Path(session.virtualenv.location) / "deepspeed"),
+                        "-r", "requirements-deepspeed.txt")
         session.run("python", "-c", "import sys, torch; print('Python', sys.version.split()[0], "
                     "'torch', torch.__version__, 'torchvision', __import__('torchvision').__version__)")
         if os.environ.get("RECORD") == "1" and torch and torch != PINNED:
             # what the gated snippets print on this release: snippets/<page>/releases/ (review the diff)
-            session.run("python", "-m", "tools.examples.refresh_outputs", "--release",
+            session.run("python", "-m", "tools.examples.refresh_outputs", "--release", *(only or []),
                         env={"NO_MKDOCS_2_WARNING": "1"})
         junit.parent.mkdir(parents=True, exist_ok=True)
         # the snippets as this run runs them, written first (a failing run has them too): compat
         # records these, not the files as they are when it reads the results
         session.run("python", "-c", _WRITE_DIGESTS, str(junit), torch or PINNED)
+        # written before the tests, as the digests are: a failing partial run is merged too, never
+        # taken for a full run
+        if only:
+            partial.write_text("\n".join(only) + "\n", encoding="utf-8")
+        else:
+            partial.unlink(missing_ok=True)
         session.run(
-            "python", "-m", "pytest", *DOCTESTS, "-q", "-p", "no:cacheprovider",
-            f"--junitxml={junit}",
+            "python", "-m", "pytest", *(DOCTESTS[:2] if only else DOCTESTS), "-q", "-p", "no:cacheprovider",
+            f"--junitxml={junit}", *(["-k", " or ".join(only)] if only else []),
             env={"NO_MKDOCS_2_WARNING": "1"},
         )
-        if torch:  # the reader's check_guide.py on this release: with the pins, and with torch + numpy
+        if torch and not only:  # the reader's check_guide.py on this release: with the pins, and with torch + numpy
             checker = Path(session.create_tmp()).resolve() / "check_guide.py"
             session.run("python", "-m", "tools.reader.checker", "--out", str(checker))
             bare = Path(session.create_tmp()).resolve() / "torch-numpy"
@@ -142,6 +172,36 @@ for process, out, folder in runs:
 @nox.parametrize("torch", TORCH_VERSIONS)
 def doctests(session: nox.Session, torch: str) -> None:
     _run_doctests(session, RESULTS / f"{torch}.xml", torch)
+
+
+# Releases older than the matrix, run only to record what the snippets whose gate names them in
+# `differs_on` print there (tools/snippets/releases.py, OLDER): the older wordings of error
+# messages. Torch, numpy (torch 2.0 and 1.13 were built against numpy 1.x) and the two libraries
+# the recorder needs, pinned as requirements.txt pins them; then the venv and its cache are deleted.
+OLDER_NUMPY = {"2.0.1": "1.26.4", "1.13.1": "1.26.4"}
+
+
+@nox.session(python="3.11")
+@nox.parametrize("torch", list(OLDER_NUMPY))
+def recordings(session: nox.Session, torch: str) -> None:
+    import re
+
+    sys.path.insert(0, str(ROOT))
+    from tools.snippets import releases, version_gates
+
+    names = sorted(name for name, gate in version_gates().items() if releases.names_release(gate, torch))
+    if not names:
+        session.skip(f"no gate in snippets/versions.toml names torch {torch}")
+    pins = re.findall(r"^((?:pytest|sybil)==\S+)", (ROOT / "requirements.txt").read_text(), re.MULTILINE)
+    cache = Path(tempfile.mkdtemp(prefix="uv-cache-"))
+    session.env.update(UV_CACHE_DIR=str(cache), UV_LINK_MODE="hardlink")
+    try:
+        session.install(f"torch=={torch}", f"numpy=={OLDER_NUMPY[torch]}", *pins)
+        session.run("python", "-m", "tools.examples.refresh_outputs", "--release", *names,
+                    env={"NO_MKDOCS_2_WARNING": "1"})
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(session.virtualenv.location, ignore_errors=True)
 
 
 # Not in nox.options.sessions: `make matrix` stays the torch matrix; `make test-py313` runs this.

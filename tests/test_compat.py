@@ -170,3 +170,19 @@ def test_a_run_records_the_digests_it_ran_not_the_files_as_they_are_now(tmp_path
     assert compat.read_run(junit)["digests"] == {name: results.digest(name, "2.9.1")}  # no file: as now
     junit.with_suffix(".digests.json").write_text(json.dumps({name: "as-it-ran"}), encoding="utf-8")
     assert compat.read_run(junit)["digests"] == {name: "as-it-ran"}
+
+
+def test_a_partial_run_replaces_only_what_it_ran():
+    """MATRIX_PENDING=1 runs the pending snippets only (noxfile.py): merged into the release's
+    last full run, they replace their own results, and every other snippet keeps its own."""
+    previous = {"date": "2026-11-20", "seconds": 300, "tests": 9, "checker": {"pins": {"exit": 0}},
+                "failed": {"a": "a:3: old failure", "b": "b:4: still failing"}, "gated": {"c": "differs"},
+                "ran": ["a", "b", "c", "d"], "digests": {"a": "a1", "b": "b1", "c": "c1", "d": "d1"}}
+    partial = {"date": "2026-11-26", "seconds": 20, "tests": 2, "failed": {}, "gated": {"e": "differs"},
+               "ran": ["a", "e"], "digests": {"a": "a2", "e": "e1"}}
+    merged = compat.merge_partial(previous, partial)
+    assert merged["failed"] == {"b": "b:4: still failing"}
+    assert merged["gated"] == {"c": "differs", "e": "differs"}
+    assert merged["ran"] == ["a", "b", "c", "d", "e"]
+    assert merged["digests"] == {"a": "a2", "b": "b1", "c": "c1", "d": "d1", "e": "e1"}
+    assert (merged["date"], merged["tests"], merged["checker"]) == ("2026-11-20", 9, {"pins": {"exit": 0}})

@@ -110,6 +110,8 @@ OPTIONAL = {
     "captum": "install-models",
     "lightning": "install-models",
     "opacus": "install-models",
+    "diffusers": "install-models",
+    "torch_geometric": "install-models",
 }
 
 
@@ -134,7 +136,7 @@ EXAMPLES = list(_examples())
 
 # --- The second process --------------------------------------------------------------------
 # The documents that import a library outside requirements.txt (TensorFlow, JAX, Transformers,
-# Captum, torchvision, Lightning, Opacus) cost most of the examples' time, much of it imports.
+# Captum, torchvision, Lightning, Opacus, diffusers, PyG) cost most of the examples' time, much of it imports.
 # conftest.py starts them right after collection in a second pytest process, which runs them as
 # here, one document after another, while this process runs the rest: both cores stay busy. Each
 # of their tests here reports that process's outcome and message for the same test id.

@@ -15,8 +15,11 @@ from tools.snippets import ROOT, SNIPPETS, Snippet, find, rel, script_paths, sou
 GATES = version_gates()
 RESULTS = results.load()
 RECORDED = releases.recorded()
+# The matrix's releases, and the older ones a gate names (recorded by `make recordings`)
 NEEDED = [(name, version) for name, gate in sorted(GATES.items()) if not gate.warns
-          for version in compat.VERSIONS if gate.excludes(releases.release(version))]
+          for version in compat.VERSIONS if gate.excludes(releases.release(version))] + [
+          (name, version) for name, gate in sorted(GATES.items()) if not gate.warns
+          for version in releases.OLDER if releases.names_release(gate, version)]
 
 
 def _kind(name: str) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.examples.evaluate import release_script_problems
-from tools.examples.scripts import run_distributed, run_script, script_output
+from tools.examples.scripts import missing_apart, run_distributed, run_script, script_output
 from tools.snippets import (
     DISTRIBUTED_MAIN, ROOT, SNIPPETS, is_distributed, releases, script_paths, torch_release, version_gates,
 )
@@ -28,23 +28,43 @@ _RUNS: dict = {}
 HANGING_LIMIT = 8  # seconds; long enough for both workers to start on a busy machine
 
 
-def start_scripts() -> None:
+def start_scripts(selected_ids=None) -> None:
+    """Start the scripts the selected tests need (all of them when `selected_ids` is None), and
+    the hanging run if its test is selected."""
     if _RUNS or not SCRIPTS:
         return
+    def wanted(key: str) -> bool:
+        return selected_ids is None or any(key in nodeid for nodeid in selected_ids)
+    scripts = [p for p in SCRIPTS if wanted(p.relative_to(ROOT).as_posix()) or wanted(p.name)]
     pool = ThreadPoolExecutor(max_workers=len(SCRIPTS))
-    for path in SCRIPTS:
+    for path in scripts:
         if path not in DISTRIBUTED:
             _RUNS[path] = pool.submit(run_script, path)
-    if DISTRIBUTED:  # one pair of processes runs them all, one after another
-        shared = pool.submit(run_distributed, DISTRIBUTED)
-        for path in DISTRIBUTED:
+    distributed = [p for p in scripts if p in DISTRIBUTED]
+    if distributed:  # one pair of processes runs them all, one after another
+        shared = pool.submit(run_distributed, distributed)
+        for path in distributed:
             _RUNS[path] = pool.submit(lambda path=path: shared.result()[path])
-    # the run that hangs until its time limit: it mostly waits, so it waits alongside the rest
+    if wanted("test_a_hanging_distributed_run_is_killed_naming_it"):
+        # the run that hangs until its time limit: it mostly waits, so it waits alongside the rest
+        _start_hanging(pool)
+    pool.shutdown(wait=False)
+
+
+def _start_hanging(pool: ThreadPoolExecutor) -> None:
     folder = Path(tempfile.mkdtemp(prefix="guide-hanging-"))
     script = folder / "hangs_forever.py"
     script.write_text(HANGING, encoding="utf-8")
     _RUNS["hanging"] = (folder, pool.submit(run_distributed, [script], HANGING_LIMIT, folder))
-    pool.shutdown(wait=False)
+
+
+def _submit(path):
+    """A script's run when the selection started without it (a test run by itself)."""
+    from concurrent.futures import Future
+
+    future: Future = Future()
+    future.set_result(run_distributed([path])[path] if path in DISTRIBUTED else run_script(path))
+    return future
 
 
 def _params():
@@ -64,13 +84,15 @@ def _params():
 @pytest.mark.parametrize("path", list(_params()))
 def test_script_prints_its_expected_output(path):
     start_scripts()
-    result = _RUNS[path].result()
+    result = (_RUNS[path] if path in _RUNS else _submit(path)).result()
     rel = path.relative_to(ROOT).as_posix()
     gate = GATES.get(path.stem)
     if gate is not None and gate.excludes(RELEASE):
         problem = release_script_problems(path, VERSION, result)
         assert problem is None, problem
         return
+    if result.returncode != 0 and missing_apart(path):
+        pytest.fail(missing_apart(path), pytrace=False)
     assert result.returncode == 0, f"{rel} exited with {result.returncode}:\n{result.stderr}"
     expected = path.with_suffix(".out")
     assert expected.is_file(), f"{rel} has no {expected.name}: run `make outputs`"
@@ -125,6 +147,8 @@ def test_a_hanging_distributed_run_is_killed_naming_it():
     """A distributed run that hangs is killed at its time limit, with every process it started,
     and fails naming the run; its temporary folder is removed. (Started with the other scripts.)"""
     start_scripts()
+    if "hanging" not in _RUNS:  # the selection started the scripts without it
+        _start_hanging(ThreadPoolExecutor(max_workers=1))
     folder, future = _RUNS["hanging"]
     try:
         result = future.result()[folder / "hangs_forever.py"]
@@ -143,3 +167,16 @@ def test_a_hanging_distributed_run_is_killed_naming_it():
             continue
         assert state == "Z", f"worker process {pid} of the killed run is still running (state {state})"
     assert not Path(result.args[2]).exists(), f"the run's temporary folder {result.args[2]} was left"
+
+
+def test_a_script_whose_library_is_installed_apart_fails_naming_its_target(monkeypatch, tmp_path):
+    """A script that imports a library installed apart (tools/examples/scripts.py, APART) and finds
+    it missing fails naming the make target that installs it."""
+    from tools.examples import scripts
+
+    script = SNIPPETS / "deepspeed" / "deepspeed_zero_grads.py"
+    assert scripts.apart_libraries(script) == ["deepspeed"]
+    monkeypatch.setitem(scripts.APART, "deepspeed", (tmp_path / "deepspeed", "install-deepspeed"))
+    message = scripts.missing_apart(script)
+    assert message is not None and "snippets/deepspeed/deepspeed_zero_grads.py imports deepspeed" in message
+    assert "run `make install-deepspeed`" in message

@@ -115,6 +115,20 @@ def read_checker(path: Path) -> dict:
             **({k: int(v or 0) for k, v in counts.groupdict().items()} if counts else {})}
 
 
+def merge_partial(previous: dict, run: dict) -> dict:
+    """A run of some snippets only (MATRIX_PENDING=1, noxfile.py) merged into the release's last
+    full run: their results replace theirs, every other snippet keeps its own; the date, counts
+    and the checker's results stay the full run's."""
+    ran = set(run["ran"])
+    merged = dict(previous)
+    for key in ("failed", "gated"):
+        kept = {k: v for k, v in previous.get(key, {}).items() if k not in ran}
+        merged[key] = dict(sorted({**kept, **run[key]}.items()))
+    merged["ran"] = sorted(set(previous.get("ran", ())) | ran)
+    merged["digests"] = dict(sorted({**previous.get("digests", {}), **run["digests"]}.items()))
+    return merged
+
+
 def collect(stored: bool = False) -> dict:
     """The committed results, updated with each release's run under build/matrix/ (none with
     `stored`: a contributor's old runs there must not overwrite newer committed results)."""
@@ -122,7 +136,9 @@ def collect(stored: bool = False) -> dict:
     for version in VERSIONS:
         path = MATRIX / f"{version}.xml"
         if path.exists() and not stored:
-            data["runs"][version] = read_run(path)
+            run, previous = read_run(path), data["runs"].get(version)
+            partial = path.with_suffix(".partial").exists()  # MATRIX_PENDING=1: only what was pending
+            data["runs"][version] = merge_partial(previous, run) if partial and previous else run
             checks = {label: read_checker(MATRIX / f"{version}.checker-{label}.txt") for label in CHECKER_RUNS
                       if (MATRIX / f"{version}.checker-{label}.txt").exists()}
             if checks:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,35 @@ def _script_env(cache: str) -> dict[str, str]:
     return {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TORCHINDUCTOR_VEC_ISA_OK": "0"}
 
 
+# Libraries installed apart, in a folder of the venv (requirements-deepspeed.txt says why), by the
+# name a script imports: a script that imports one gets that folder on its PYTHONPATH, no other
+# process does. Import name -> (folder, the make target that installs it).
+APART = {"deepspeed": (Path(sys.prefix) / "deepspeed", "install-deepspeed")}
+
+
+def apart_libraries(path: Path) -> list[str]:
+    """The libraries of APART that the script imports."""
+    text = path.read_text(encoding="utf-8")
+    return [name for name in APART if re.search(rf"^(?:import|from) {name}\b", text, re.MULTILINE)]
+
+
+def missing_apart(path: Path) -> str | None:
+    """Why the script cannot run here, naming the make target, or None."""
+    for name in apart_libraries(path):
+        folder, target = APART[name]
+        if not (folder / name).is_dir():
+            return (f"{rel(path)} imports {name}, which is not installed in {folder.name}/ of the "
+                    f"venv: run `make {target}` (`make test` installs it)")
+    return None
+
+
+def _with_apart(env: dict[str, str], path: Path) -> dict[str, str]:
+    folders = [str(APART[name][0]) for name in apart_libraries(path)]
+    if folders:
+        env["PYTHONPATH"] = os.pathsep.join([*folders, *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
 def run_script(path: Path, timeout: float = SCRIPT_TIMEOUT) -> "subprocess.CompletedProcess[str]":
     """Run a script snippet as a reader would, from its folder, in a fresh inductor cache.
 
@@ -42,8 +72,8 @@ def run_script(path: Path, timeout: float = SCRIPT_TIMEOUT) -> "subprocess.Compl
     code, not its results, and saves the suite more than ten seconds.
     """
     with tempfile.TemporaryDirectory(prefix="guide-inductor-") as cache:
-        return _run([sys.executable, path.name], path.parent, _script_env(cache), timeout,
-                    rel(path))
+        return _run([sys.executable, path.name], path.parent, _with_apart(_script_env(cache), path),
+                    timeout, rel(path))
 
 
 def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Path = SNIPPETS

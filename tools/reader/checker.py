@@ -51,7 +51,7 @@ IMPORT = re.compile(r"^(?:>>> |\.\.\. )?[ \t]*(?:import|from)[ \t]+(\w+)", re.MU
 NUMPY_CALL = re.compile(r"\.numpy\(|\bfrom_numpy\(|\b(?:all_gather|gather|broadcast|scatter|send|recv)_object(?:_list)?\(")
 # Libraries besides torch, by the name a snippet imports them under: the optional groups, and
 # requirements.txt's (numpy: torch runs without it). A reader without one gets "not run".
-OPTIONAL_REQUIREMENTS = ["requirements-frameworks.txt", "requirements-models.txt"]
+OPTIONAL_REQUIREMENTS = ["requirements-frameworks.txt", "requirements-models.txt", "requirements-deepspeed.txt"]
 REQUIREMENTS = "requirements.txt"
 PIN = re.compile(r"^(?P<dist>[A-Za-z0-9_.-]+)(?P<extras>\[[^\]]*\])?==(?P<version>[^\s#;]+)", re.MULTILINE)
 

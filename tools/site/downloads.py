@@ -21,7 +21,7 @@ from pathlib import Path
 
 if str(Path(__file__).resolve().parents[2]) not in sys.path:  # MkDocs loads hooks by path
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tools.reader.checker import Example, page_examples, page_name, render  # noqa: E402
+from tools.reader.checker import Example, optional_libraries, page_examples, page_name, render  # noqa: E402
 from tools.generate.notebook import notebook_json  # noqa: E402
 from tools.snippets import FENCE  # noqa: E402
 
@@ -153,7 +153,9 @@ def _write(path: Path, text: str) -> None:
 
 def on_page_context(context, page, config, nav):
     source = Path(page.file.abs_src_path)
-    examples = page_examples(source)
+    if "libraries" not in _STATE:  # read from every snippet: once per build, not once per page
+        _STATE["libraries"] = optional_libraries()
+    examples = page_examples(source, _STATE["libraries"])
     root = _language_root(page, config)
     if not examples and page_name(source) != "index":
         return context

@@ -31,6 +31,18 @@ from pathlib import Path
 
 from tools.snippets.model import RELEASES, SNIPPETS, snippet_paths, script_paths, source
 
+# Releases older than the matrix's (tools/examples/compat.py, VERSIONS), run only to record what a
+# snippet prints there where its gate names the release in `differs_on`: the older wording of an
+# error message that users still paste, which the error pages quote (noxfile.py, session
+# "recordings"; `make recordings`). Nothing else runs on them.
+OLDER = ["2.0.1", "1.13.1"]
+
+
+def names_release(gate, version: str) -> bool:
+    """Whether the gate names this release itself (differs_on), not only through since/before."""
+    return release(version) in {release(v) for v in gate.differs_on}
+
+
 HEADER = (
     "<!-- What snippets/{file} prints on the torch releases named below, where its page's\n"
     "     output does not hold (snippets/versions.toml). Recorded from a real run of each release\n"
