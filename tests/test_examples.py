@@ -141,6 +141,9 @@ EXAMPLES = list(_examples())
 # here, one document after another, while this process runs the rest: both cores stay busy. Each
 # of their tests here reports that process's outcome and message for the same test id.
 _IMPORT = re.compile(r"^(?:>>> )?(?:import|from) (\w+)", re.MULTILINE)
+# The torch.compile examples join them: Dynamo's import and compilations are this process's largest
+# cost after the libraries', and with them here both processes end at about the same time.
+_COMPILES = re.compile(r"\btorch\.compile\(")
 
 
 def _second_process_documents() -> list[str]:
@@ -150,7 +153,8 @@ def _second_process_documents() -> list[str]:
     for param in EXAMPLES:
         first = _first(param.values[0])
         rel = Path(first.path).relative_to(ROOT).as_posix()
-        if rel not in found and set(_IMPORT.findall(Path(first.path).read_text(encoding="utf-8"))) & set(OPTIONAL):
+        text = Path(first.path).read_text(encoding="utf-8")
+        if rel not in found and (set(_IMPORT.findall(text)) & set(OPTIONAL) or _COMPILES.search(text)):
             found.append(rel)
     return found
 
