@@ -35,7 +35,7 @@ def start_scripts(selected_ids=None) -> None:
         return
     def wanted(key: str) -> bool:
         return selected_ids is None or any(key in nodeid for nodeid in selected_ids)
-    scripts = [p for p in SCRIPTS if wanted(p.relative_to(ROOT).as_posix()) or wanted(p.name)]
+    scripts = [p for p in SCRIPTS if wanted(p.relative_to(ROOT).as_posix())]
     pool = ThreadPoolExecutor(max_workers=len(SCRIPTS))
     for path in scripts:
         if path not in DISTRIBUTED:
@@ -58,15 +58,6 @@ def _start_hanging(pool: ThreadPoolExecutor) -> None:
     _RUNS["hanging"] = (folder, pool.submit(run_distributed, [script], HANGING_LIMIT, folder))
 
 
-def _submit(path):
-    """A script's run when the selection started without it (a test run by itself)."""
-    from concurrent.futures import Future
-
-    future: Future = Future()
-    future.set_result(run_distributed([path])[path] if path in DISTRIBUTED else run_script(path))
-    return future
-
-
 def _params():
     """One test per script; outside its gate (snippets/versions.toml) it is compared with what it
     printed in a real run of this release (<folder>/releases/<name>.md)."""
@@ -84,7 +75,7 @@ def _params():
 @pytest.mark.parametrize("path", list(_params()))
 def test_script_prints_its_expected_output(path):
     start_scripts()
-    result = (_RUNS[path] if path in _RUNS else _submit(path)).result()
+    result = _RUNS[path].result()
     rel = path.relative_to(ROOT).as_posix()
     gate = GATES.get(path.stem)
     if gate is not None and gate.excludes(RELEASE):
@@ -147,8 +138,6 @@ def test_a_hanging_distributed_run_is_killed_naming_it():
     """A distributed run that hangs is killed at its time limit, with every process it started,
     and fails naming the run; its temporary folder is removed. (Started with the other scripts.)"""
     start_scripts()
-    if "hanging" not in _RUNS:  # the selection started the scripts without it
-        _start_hanging(ThreadPoolExecutor(max_workers=1))
     folder, future = _RUNS["hanging"]
     try:
         result = future.result()[folder / "hangs_forever.py"]
