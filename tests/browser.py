@@ -113,16 +113,36 @@ _STRINGS_JS = """() => ({
   toc: (document.querySelector('.md-nav--secondary > label') || {textContent: ''}).textContent.trim(),
 })"""
 
-# Each copy button clicked in turn; what it put on the clipboard, read back.
+# Each copy button clicked in turn; what it put on the clipboard, read back. Before each click the
+# clipboard gets a marker, and the click waits until the marker can be read back: the clearing
+# write is asynchronous, and on a busy 2-core machine it landed after the button's copy now and
+# then, which then read as an empty copy. After the click, the clipboard is read until it holds
+# something other than the marker, for up to COPY_WAIT_MS (the buttons may copy asynchronously
+# too). A stale copy cannot pass (the marker replaced it), and a button that copies nothing reads
+# back as '' (the test reports it).
+COPY_WAIT_MS = 10_000
 _COPY_JS = """async () => {
   const copied = [];
+  const settle = async (done) => {
+    const until = performance.now() + WAIT;
+    let text = await navigator.clipboard.readText();
+    while (!done(text) && performance.now() < until) {
+      await new Promise(resolve => setTimeout(resolve, 10));
+      text = await navigator.clipboard.readText();
+    }
+    return text;
+  };
+  let n = 0;
   for (const button of document.querySelectorAll('BUTTONS')) {
-    await navigator.clipboard.writeText('');
+    const marker = `guide-copy-test-marker-${n++}`;
+    await navigator.clipboard.writeText(marker);
+    await settle(text => text === marker);
     button.click();
-    copied.push(await navigator.clipboard.readText());
+    const text = await settle(text => text !== marker);
+    copied.push(text === marker ? '' : text);
   }
   return copied;
-}""".replace("BUTTONS", _BUTTONS)
+}""".replace("BUTTONS", _BUTTONS).replace("WAIT", str(COPY_WAIT_MS))
 
 
 # The toggle a reader sees: the label of the palette form that is displayed.
