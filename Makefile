@@ -82,14 +82,16 @@ install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .
 install-models: $(BIN)/.installed-models  ## Add torchvision, transformers, captum, Lightning, accelerate, Opacus, diffusers and PyTorch Geometric to .venv (about 310 MB)
 
 # DeepSpeed in a folder of its own, .venv/deepspeed/ (requirements-deepspeed.txt says why): only a
-# script that imports it gets the folder on its path (tools/examples/scripts.py).
-$(BIN)/.installed-deepspeed: $(BIN)/.installed requirements-deepspeed.txt
+# script that imports it gets the folder on its path (tools/examples/scripts.py). Its own
+# requirements pydantic and tqdm come from .venv's model layer (transformers, accelerate): that
+# layer goes first.
+$(BIN)/.installed-deepspeed: $(BIN)/.installed requirements-deepspeed.txt | $(BIN)/.installed-models
 	rm -rf $(VENV)/deepspeed
 	$(UV) --no-deps --target $(VENV)/deepspeed -r requirements-deepspeed.txt
 	touch $@
 
 .PHONY: install-deepspeed
-install-deepspeed: $(BIN)/.installed-deepspeed  ## Add DeepSpeed to .venv/deepspeed/, apart from .venv's packages (about 15 MB)
+install-deepspeed: $(BIN)/.installed-deepspeed  ## Add DeepSpeed to .venv/deepspeed/, apart from .venv's packages (about 25 MB; install-models first)
 
 $(BIN)/.installed-matrix: $(BIN)/.installed requirements-matrix.txt
 	$(UV) -r requirements-matrix.txt
@@ -121,9 +123,14 @@ test: install-frameworks install-models install-deepspeed system-packages  ## Ru
 
 # NAME=<snippet or page>: only the tests whose id names it: the snippet's examples (its path holds
 # its page's folder, so a page's name selects all of them) and the page's structural tests.
+# `make outputs` and `make test-docs` install the optional layers (TensorFlow and JAX, the model
+# libraries, DeepSpeed: about 2.5 GB) only for the snippets they run that import one of their
+# libraries: `refresh_outputs --needs` names the targets (without NAME: every layer).
 NAME ?=
+NEEDS = $(BIN)/python -m tools.examples.refresh_outputs --needs
 .PHONY: test-docs
-test-docs: install-frameworks install-models install-deepspeed system-packages  ## Every test but the browser's: the quick loop while writing (NAME=<snippet or page>: just those)
+test-docs: install system-packages  ## Every test but the browser's: the quick loop while writing (NAME=<snippet or page>: just those); installs the optional libraries the selected snippets import
+	@targets=$$($(NEEDS) --matching $(NAME)) && $(MAKE) --no-print-directory $$targets
 	$(BIN)/python -m pytest -m "not browser" $(if $(NAME),-k "$(NAME)")
 
 .PHONY: lighthouse
@@ -139,7 +146,8 @@ build: install-site  ## Build the site into site/ with --strict
 	$(BIN)/mkdocs build --strict
 
 .PHONY: outputs
-outputs: install-frameworks install-models install-deepspeed  ## Rewrite the snippets' expected outputs from a real run (NAME=<snippet>: that one, in seconds); review with git diff
+outputs: install  ## Rewrite the snippets' expected outputs from a real run (NAME=<snippet>: that one, in seconds; installs only the optional libraries it imports, all of them without NAME); review with git diff
+	@targets=$$($(NEEDS) $(NAME)) && $(MAKE) --no-print-directory $$targets
 	$(BIN)/python -m tools.examples.refresh_outputs $(NAME)
 	$(BIN)/python -m tools.examples.compat --stored
 

@@ -157,8 +157,10 @@ def test_the_checker_is_its_parts_joined_without_their_preambles(generated):
 
 def test_each_part_names_what_it_takes_from_the_others():
     """What a part reads and does not define, its preamble imports (and nothing else): from the
-    standard library, or from the part that defines it. check_guide.py, one file, has them all."""
+    standard library, or from the part that defines it, which comes before it (the parts import one
+    way only, so check_guide.py reads top down). check_guide.py, one file, has them all."""
     code = {part.stem: _preamble_and_body(part) for part in checker.PARTS}
+    order = [part.stem for part in checker.PARTS]
     for part in checker.PARTS:
         preamble, body = code[part.stem]
         (defined, read), (imported, _) = _names(body), _names(preamble)
@@ -170,6 +172,8 @@ def test_each_part_names_what_it_takes_from_the_others():
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tools."):
                 source = node.module.removeprefix("tools.reader.")
                 assert source in code, f"{part.name} imports from {node.module}, which is no part of check_guide.py"
+                assert order.index(source) < order.index(part.stem), (
+                    f"{part.name} imports from {source}.py, which comes after it in check_guide.py")
                 undefined = sorted({alias.name for alias in node.names} - _names(code[source][1])[0])
                 assert not undefined, f"{part.name} imports {undefined} from {source}.py, which does not define them"
 

@@ -8,6 +8,8 @@ snippets (<name>.py) get <name>.out, beside them, rewritten from the script's st
     python -m tools.examples.refresh_outputs --check    # report stale outputs, write nothing (exit 1)
     python -m tools.examples.refresh_outputs --release  # on another torch: record what the gated snippets
                                                # print there (<folder>/releases/, tools/snippets/releases.py)
+    python -m tools.examples.refresh_outputs --needs retain_grad    # the make targets that install what
+                                               # the snippets import (`make outputs` installs those only)
 
 Each snippet runs as its copied script runs, in a fresh module, exactly as the tests run it,
 and every expected output becomes what the run printed, with memory addresses and
@@ -184,6 +186,44 @@ def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
     return changed
 
 
+# What `make outputs NAME=<snippet>` (and `make test-docs NAME=...`) installs: `install` (torch and
+# the test tools), and each optional layer only for a snippet that imports a library it pins.
+# Layer -> its make target. A pin's import name is its distribution's, as in check_guide.py's
+# LIBRARIES (tools/reader/checker.py): tensorflow-cpu is tensorflow, torch-geometric torch_geometric.
+LAYERS = {
+    "requirements-frameworks.txt": "install-frameworks",
+    "requirements-models.txt": "install-models",
+    "requirements-deepspeed.txt": "install-deepspeed",
+}
+IMPORT = re.compile(r"^(?:>>> |\.\.\. )?[ \t]*(?:import|from)[ \t]+(\w+)", re.MULTILINE)
+PIN = re.compile(r"^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==", re.MULTILINE)
+
+
+def layer_libraries(requirements: str) -> set[str]:
+    """The import names of the libraries a requirement file pins itself (not its `-r` files)."""
+    text = (ROOT / requirements).read_text(encoding="utf-8")
+    return {re.sub(r"-cpu$", "", dist.lower()).replace("-", "_") for dist in PIN.findall(text)}
+
+
+def install_targets(paths: list[Path]) -> list[str]:
+    """The make targets that install what these snippet files import, `install` first."""
+    imported = {name for path in paths for name in IMPORT.findall(path.read_text(encoding="utf-8"))}
+    return ["install", *(target for layer, target in LAYERS.items() if layer_libraries(layer) & imported)]
+
+
+def matching(words: list[str], paths: list[Path]) -> list[Path] | None:
+    """The snippet files `pytest -k` selects the examples of, for `make test-docs NAME=...`: those
+    whose path under snippets/ contains a word (a snippet's name, a page's: its folder), case
+    aside. None (all of them) where a word matches none: what -k selects then is not known here."""
+    found = []
+    for word in words:
+        hits = [path for path in paths if word.lower() in _file(path).lower()]
+        if not hits:
+            return None
+        found += hits
+    return found
+
+
 def _report(done: bool, check: bool, name: str, version: str) -> int:
     if done:
         print(f"{'stale' if check else 'rewrote'}: {rel(releases.path(name))} (torch {version})")
@@ -198,7 +238,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--release", action="store_true",
                         help="on a torch other than the pin: record what the gated snippets print "
                              "on it (<folder>/releases/<name>.md)")
+    parser.add_argument("--needs", action="store_true",
+                        help="print the make targets that install what the snippets import "
+                             "(`install`, and each optional layer one of them needs); run nothing")
+    parser.add_argument("--matching", action="store_true",
+                        help="with --needs: a name stands for the snippets whose path under "
+                             "snippets/ contains it, as `make test-docs NAME=...` selects them")
     args = parser.parse_args(argv)
+    if args.needs:
+        return _print_needs(parser, args.names, args.matching)
     import torch
 
     installed, pinned = torch.__version__.split("+")[0], pinned_torch()
@@ -247,6 +295,22 @@ def main(argv: list[str] | None = None) -> int:
                 expected.write_text(fresh, encoding="utf-8")
     print(f"{len(snippets) + len(scripts)} snippets run, {changed} with changed outputs")
     return 1 if args.check and changed else 0
+
+
+def _print_needs(parser: argparse.ArgumentParser, names: list[str], like: bool) -> int:
+    paths = [snippet.path for snippet in load_all()] + script_paths()
+    if like:
+        selected = matching(names, paths) if names else paths
+        print(" ".join(install_targets(paths if selected is None else selected)))
+        return 0
+    if names:
+        known = {path.stem: path for path in paths}
+        missing = sorted(set(names) - set(known))
+        if missing:
+            parser.error(f"no such snippet under {SNIPPETS.name}/: {', '.join(missing)}")
+        paths = [known[name] for name in names]
+    print(" ".join(install_targets(paths)))
+    return 0
 
 
 if __name__ == "__main__":

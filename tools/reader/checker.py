@@ -3,8 +3,9 @@
     python -m tools.reader.checker [--out build/check_guide.py]
 
 check_guide.py is one file: the parts of its code, tools/reader/runtime_*.py (standard library
-only; torch when it runs), joined in the order of PARTS, with the guide's data in place of the
-empty defaults at the end of runtime_main.py: per page of the nav (English order; name = the
+only; torch when it runs), joined in the order of PARTS (each part takes names only from those
+before it), with the guide's data, which runtime_head.py declares, written into the empty data
+section at the end of runtime_main.py: per page of the nav (English order; name = the
 page's file name without suffix), the snippets it includes, each one's pycon transcript, or a
 script's source and expected stdout, byte for byte; snippets/versions.toml's gates; the pinned
 versions of the optional libraries; and the tests' warning filters (pyproject.toml). Each gate
@@ -34,9 +35,10 @@ from tools.snippets import (
     script_paths, snippet_paths, version_gates,
 )
 
-# check_guide.py's code, by concern: its start (the reader's docstring, the path fix, the imports),
-# comparing outputs, running the examples, the whole check with the data. Each part after the first
-# opens with a preamble, the names it takes from the others, which the file leaves out.
+# check_guide.py's code, by concern: its start (the reader's docstring, the path fix, the imports,
+# the names of the data), comparing outputs, running the examples, the whole check with the data.
+# Each part after the first opens with a preamble, the names it takes from the parts before it,
+# which the file leaves out.
 PARTS = [Path(__file__).with_name(f"runtime_{part}.py") for part in ("head", "compare", "run", "main")]
 PREAMBLE_END = "# --- end of the preamble: check_guide.py goes on below ---\n"
 DATA_START = "# --- The guide's examples and settings, generated from its sources ---"

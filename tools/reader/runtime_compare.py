@@ -1,7 +1,7 @@
 # check_guide.py, its part on comparing outputs as the guide's tests do, the version gates, each
 # example's result, and the tracebacks a reader sees. tools/reader/checker.py joins the parts (its
 # PARTS, in order) into that one file and leaves out this preamble: the names the part takes from
-# the others, for reading and linting it on its own.
+# the parts before it (runtime_head.py only), for reading and linting it on its own.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import types
     import warnings
 
-    from tools.reader.runtime_main import LIBRARIES
+    from tools.reader.runtime_head import LIBRARIES
 # --- end of the preamble: check_guide.py goes on below ---
 
 # --- Comparing outputs: what the guide's tests do (doctest's checker, as Sybil configures it) ---
@@ -242,3 +242,7 @@ def exception_line(error: BaseException) -> str:
 
 def _indent(text: str) -> str:
     return "".join("    " + line + "\n" for line in text.rstrip("\n").split("\n"))
+
+
+def _noun(number: int, word: str) -> str:
+    return f"{number} {word}" + ("" if number == 1 else "s")

@@ -59,3 +59,19 @@ import time
 import traceback
 import types
 import warnings
+
+# --- The guide's data, which the parts below read ---------------------------------------------
+# Declared here, so that this file reads top down; `python -m tools.reader.checker` sets them at its
+# end (runtime_main.py's data section), from the guide's sources.
+GUIDE: str               # the guide's name
+TORCH: str               # the torch release the guide's outputs come from
+LIBRARIES: dict          # optional library (import name) -> the requirement the guide pins
+WARNING_FILTERS: list    # the tests' warning filters
+GATES: dict              # snippet -> the releases its page says it differs on, why, and what it
+                         # printed on each release the guide ran there ("recorded")
+SCRIPT_TIMEOUT: int      # seconds
+DISTRIBUTED_TIMEOUT: int  # seconds for each distributed script
+SITE_URL: str            # the site's address; a page's url is relative to it
+PAGES: list              # in the guide's order: name, title, url, snippets, and per snippet its
+                         # section on the English page ("sections": anchor, title)
+SNIPPETS: dict           # name -> kind, needs, text (doctest) or source and output (script)

@@ -1,7 +1,8 @@
 # check_guide.py, its part on the whole check (a line per page, the summary, the command line),
-# then the guide's data, which the checker fills in, and the entry point. tools/reader/checker.py
-# joins the parts (its PARTS, in order) into that one file and leaves out this preamble: the names
-# the part takes from the others, for reading and linting it on its own.
+# then the guide's data, which the checker writes (runtime_head.py declares it), and the entry
+# point. tools/reader/checker.py joins the parts (its PARTS, in order) into that one file and leaves
+# out this preamble: the names the part takes from the parts before it, for reading and linting it
+# on its own.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
     import time
 
     from tools.reader.runtime_compare import (
-        DIFFERS, GATED, NOT_RUN, PASSED, VARIES, Result, _installed, _torch, release,
+        DIFFERS, GATED, NOT_RUN, PASSED, VARIES, Result, _installed, _noun, _torch, release,
     )
+    from tools.reader.runtime_head import GUIDE, LIBRARIES, PAGES, SITE_URL, SNIPPETS, TORCH
     from tools.reader.runtime_run import TEMPORARY, run_distributed, run_doctest, run_scripts
 # --- end of the preamble: check_guide.py goes on below ---
 
@@ -72,10 +74,6 @@ def _needs(results: list[Result]) -> str:
     libraries = sorted({lib for r in results if r.status == NOT_RUN for lib in r.why.split(", ")})
     pins = " ".join(f'"{LIBRARIES[lib]}"' for lib in libraries if lib in LIBRARIES)
     return f"needs {', '.join(libraries)}" + (f" (the guide uses: pip install {pins})" if pins else "")
-
-
-def _noun(number: int, word: str) -> str:
-    return f"{number} {word}" + ("" if number == 1 else "s")
 
 
 def page_line(page: dict, results: list[Result]) -> tuple[str, str]:
@@ -238,19 +236,7 @@ def _library_versions(results: list[Result]) -> list[str]:
 
 
 # --- The guide's examples and settings, generated from its sources ------------------------------
-
-GUIDE = "Gradients of Intermediate Tensors in PyTorch"
-TORCH = ""                  # the torch release the guide's outputs come from
-LIBRARIES: dict = {}        # optional library (import name) -> the requirement the guide pins
-WARNING_FILTERS: list = []  # the tests' warning filters
-GATES: dict = {}            # snippet -> the releases its page says it differs on, why, and what
-                            # it printed on each release the guide ran there ("recorded")
-SCRIPT_TIMEOUT = 300        # seconds
-DISTRIBUTED_TIMEOUT = 90    # seconds for each distributed script
-SITE_URL = ""               # the site's address; a page's url is relative to it
-PAGES: list = []            # in the guide's order: name, title, url, snippets, and per snippet
-                            # its section on the English page ("sections": anchor, title)
-SNIPPETS: dict = {}         # name -> kind, needs, text (doctest) or source and output (script)
+# (runtime_head.py declares each name; `python -m tools.reader.checker` writes their values here)
 # --- end of the generated data ---
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 # check_guide.py, its part on running the examples: the doctest snippets in this process, the
 # scripts in processes of their own, the distributed scripts' two workers. tools/reader/checker.py
 # joins the parts (its PARTS, in order) into that one file and leaves out this preamble: the names
-# the part takes from the others, for reading and linting it on its own.
+# the part takes from the parts before it (runtime_head.py, runtime_compare.py), for reading and
+# linting it on its own.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -20,13 +21,11 @@ if TYPE_CHECKING:
     import warnings
 
     from tools.reader.runtime_compare import (
-        CHECKER, FENCE, FLAGS, NO_NUMPY, NOT_RUN, Result, _indent, _installed, _missing_from, _settle,
-        _torch, apply_warning_filters, exception_line, gate_excludes, missing_libraries,
+        CHECKER, FENCE, FLAGS, NO_NUMPY, NOT_RUN, Result, _indent, _installed, _missing_from, _noun,
+        _settle, _torch, apply_warning_filters, exception_line, gate_excludes, missing_libraries,
         module_globals, reader_traceback, recording, run_as_script, script_output,
     )
-    from tools.reader.runtime_main import (
-        DISTRIBUTED_TIMEOUT, GATES, SCRIPT_TIMEOUT, SNIPPETS, WARNING_FILTERS, _noun,
-    )
+    from tools.reader.runtime_head import DISTRIBUTED_TIMEOUT, GATES, SCRIPT_TIMEOUT, SNIPPETS, WARNING_FILTERS
 # --- end of the preamble: check_guide.py goes on below ---
 
 
