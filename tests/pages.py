@@ -16,6 +16,8 @@ ANCHOR = re.compile(r"\{\s*#(?P<id>[\w-]+)\s*\}$")
 FENCED = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
 # An exception or warning as Python prints it: the line readers paste into the search box.
 ERROR_LINE = re.compile(r"^(?:[\w.]*\.)?[A-Z]\w*(?:Error|Warning|Exception|Unsupported)\b: .+$", re.MULTILINE)
+# The same, quoted whole in the prose (a version note's older wording): ``RuntimeError: …``
+QUOTED_ERROR = re.compile(r"``((?:[\w.]*\.)?[A-Z]\w*(?:Error|Warning|Exception|Unsupported)\b: [^`\n]+)``")
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,10 @@ class Source:
                 continue
             found += [line for line in ERROR_LINE.findall(output) if line not in found]
         return found
+
+    def quoted_errors(self) -> list[str]:
+        """Every error or warning line the prose quotes whole, on one line (older wordings)."""
+        return QUOTED_ERROR.findall(FENCED.sub("", self.text))
 
     def headings(self) -> list[tuple[str, str]]:
         """(heading line, anchor or '') for each level 2-6 heading outside code fences."""

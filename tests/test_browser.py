@@ -68,10 +68,10 @@ ERROR_SEARCHES = [
 
 
 def pasted_errors() -> dict[tuple[str, str], set[str]]:
-    """{(language prefix, error line a page's examples print): the pages of that language that
-    print it, as a line or the start of a longer one}, over every page but the compatibility
-    tables (other releases' lines)."""
-    printed = {page: page.shown_errors() for page in EVERY}
+    """{(language prefix, error line a page's examples print, or its prose quotes whole): the pages
+    of that language that show it, as a line or the start of a longer one}, over every page but
+    the compatibility tables (other releases' lines)."""
+    printed = {page: page.shown_errors() + page.quoted_errors() for page in EVERY}
     showing = {("zh/" if page.is_zh else "", line): set() for page, lines in printed.items()
                if not page.path.name.startswith("compatibility.") for line in lines}
     for page, lines in printed.items():
@@ -82,12 +82,31 @@ def pasted_errors() -> dict[tuple[str, str], set[str]]:
     return showing
 
 
+def as_a_terminal_prints(line: str) -> str:
+    """The line as a reader pastes it from a terminal: a warning after the file and line that
+    raised it, torch's build path where the page writes '(Triggered internally at...)', and the
+    reader's own shapes, tensor types and node names where the page shows its example's."""
+    text = line.replace("(Triggered internally at...)",
+                        "(Triggered internally at /pytorch/aten/src/ATen/core/TensorBody.h:494.)")
+    text = re.sub(r"torch\.Size\(\[[\d, ]*\]\)", "torch.Size([64, 3, 224, 224])", text)
+    text = re.sub(r"\[torch\.\w+ \[[\d, ]*\]\]", "[torch.cuda.HalfTensor [64, 128, 7, 7]]", text)
+    text = re.sub(r"\b[A-Z]\w*Backward\d\b",
+                  lambda node: "MulBackward0" if node.group(0) == "AddmmBackward0" else "AddmmBackward0", text)
+    if re.match(r"(?:[\w.]*\.)?[A-Z]\w*Warning: ", text):
+        text = "/home/reader/project/train.py:42: " + text
+    return text
+
+
 PASTED = pasted_errors()
+# The lines a terminal prints differently from the page, with the pages that show the page's line.
+TERMINAL = {(prefix, as_a_terminal_prints(text)): showing for (prefix, text), showing in PASTED.items()
+            if as_a_terminal_prints(text) != text}
 SEARCHES = {
     prefix: list(dict.fromkeys(
         (CHINESE_QUERIES if prefix else [])
         + [message for lang, _, message in ERROR_SEARCHES if (lang == "zh") == bool(prefix)]
-        + [text for lang, text in PASTED if lang == prefix]))
+        + [text for lang, text in PASTED if lang == prefix]
+        + [text for lang, text in TERMINAL if lang == prefix]))
     for prefix in ("", "zh/")
 }
 
@@ -336,3 +355,26 @@ def test_a_pasted_error_finds_a_page_that_shows_it(browsed, prefix, text):
         f"searching {text!r} on the {'Chinese' if prefix else 'English'} site shows first {first}; "
         f"the pages that print it: {sorted(showing)}"
     )
+
+
+@pytest.mark.parametrize("prefix, text", sorted(TERMINAL),
+                         ids=[f"{'zh' if p else 'en'}-{t[:60]}" for p, t in sorted(TERMINAL)])
+def test_a_line_pasted_from_a_terminal_finds_a_page_that_shows_it(browsed, prefix, text):
+    """The same, for the line as a terminal prints it (as_a_terminal_prints): a file path before a
+    warning, a build path after it, other shapes, tensor types and node names."""
+    base, _, searches, _ = browsed
+    first = _result_pages(searches[prefix][text], base)[:3]
+    showing = TERMINAL[prefix, text]
+    assert set(first) & showing, (
+        f"searching {text!r} on the {'Chinese' if prefix else 'English'} site shows first {first}; "
+        f"the pages that show the page's own line: {sorted(showing)}"
+    )
+
+
+def test_the_terminal_line_differs_where_a_terminal_adds_or_changes_text():
+    assert as_a_terminal_prints("UserWarning: x (Triggered internally at...)") == (
+        "/home/reader/project/train.py:42: UserWarning: x "
+        "(Triggered internally at /pytorch/aten/src/ATen/core/TensorBody.h:494.)")
+    assert as_a_terminal_prints("RuntimeError: [torch.FloatTensor [2, 3]], output 0 of ReluBackward0") == (
+        "RuntimeError: [torch.cuda.HalfTensor [64, 128, 7, 7]], output 0 of AddmmBackward0")
+    assert as_a_terminal_prints("ValueError: can't optimize a non-leaf Tensor") == "ValueError: can't optimize a non-leaf Tensor"

@@ -214,7 +214,7 @@ def _section_of(page: Path, name: str) -> str:
 def test_a_changed_output_line_fails_and_shows_the_line_and_where_it_is(changed, capsys):
     code, stdout = main_here(changed, ["--page", BROKEN_PAGE, "--diff"], capsys)
     assert code == 1, f"check_guide.py returned {code} although an expected line was changed:\n{stdout}"
-    assert re.match(rf"{BROKEN_PAGE} +differs +1 of 1 snippet differ: non_leaf_grad_warning",
+    assert re.match(rf"{BROKEN_PAGE} +differs +1 of \d+ snippets? differ: non_leaf_grad_warning",
                     line_of(stdout, BROKEN_PAGE)), stdout
     examples = Snippet.load(find("non_leaf_grad_warning")).examples()
     number = next(i for i, e in enumerate(examples, 1) if "leaves:" in e.source)

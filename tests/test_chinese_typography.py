@@ -56,3 +56,39 @@ def findings(path: Path, name: str | None = None) -> list[str]:
 def test_autocorrect_finds_nothing(source):
     found = findings(source.path, source.rel)
     assert not found, f"{source.rel}: autocorrect suggests changes:\n" + "\n".join(found)
+
+
+# A half-width space between two Chinese characters ("在 完整反向钩子里") is what a search-and-replace
+# of an English term leaves behind; autocorrect keeps it. Code, link targets and HTML are left out.
+CJK = "\u4e00-\u9fff\u3000-\u303f\uff00-\uffef"
+_SPACED = re.compile(f"(?<=[{CJK}])[ \t]+(?=[{CJK}])")
+
+
+def spaced_chinese(path: Path, name: str) -> list[str]:
+    """`<name>:<line>: <text around it>` for each space between two Chinese characters."""
+    found, fence = [], False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        if fence or line.startswith("--8<--"):
+            continue
+        text = re.sub(r"\]\([^)]*\)", "]", re.sub(r"`[^`]*`", "C", line))
+        text = re.sub(r"<[^>]+>", "H", text)
+        found += [f"{name}:{number}: ...{text[max(0, m.start() - 8):m.end() + 8]}..." for m in _SPACED.finditer(text)]
+    return found
+
+
+SPACED_SOURCES = [(s.path, s.rel) for s in CHINESE if s.path.suffix == ".md"] + [
+    (ROOT / "snippets/questions/zh.md", "snippets/questions/zh.md (from questions.yml)")]
+
+
+@pytest.mark.parametrize("path, name", SPACED_SOURCES, ids=[name.split(" ")[0] for _, name in SPACED_SOURCES])
+def test_no_space_between_two_chinese_characters(path, name):
+    found = spaced_chinese(path, name)
+    assert not found, "a half-width space between Chinese characters (left by a replacement?):\n" + "\n".join(found)
+
+
+def test_the_space_check_can_fail(tmp_path):
+    page = tmp_path / "page.zh.md"
+    page.write_text("在 完整反向钩子里，`a 的`、[链接](x 的 y)\n```\n中 文\n```\n", encoding="utf-8")
+    assert [line.split(": ")[0] for line in spaced_chinese(page, "page")] == ["page:1"]

@@ -34,6 +34,8 @@ def test_every_question_has_a_source_a_theme_and_both_languages():
         for lang in questions.LANGUAGES:
             if not (q.get(lang, {}).get("question", "").strip() and q.get(lang, {}).get("answer", "").strip()):
                 problems.append(f"{where}: no {lang} question or answer")
+        if q.get("shows", "mechanism") != "mechanism":
+            problems.append(f"{where}: shows must be 'mechanism' (the link shows the mechanism, not the case) or absent")
         if not q.get("anchor") and not q.get("topic"):
             problems.append(f"{where}: neither an anchor (its answer) nor a topic (what to write)")
     assert not problems, "\n".join(problems)
@@ -58,6 +60,14 @@ def test_the_lists_are_the_ones_the_data_gives(lang):
         f"{path.relative_to(DOCS.parent)} is not what questions.yml gives: run `python -m tools.generate.questions`")
 
 
+def test_a_link_to_the_mechanism_says_so_in_both_languages():
+    q = {**ANSWERED[0], "shows": "mechanism"}
+    for lang in questions.LANGUAGES:
+        plain = questions.render({**DATA, "questions": [ANSWERED[0]]}, lang)
+        marked = questions.render({**DATA, "questions": [q]}, lang)
+        assert questions.WORDS[lang]["mechanism"] in marked and questions.WORDS[lang]["mechanism"] not in plain
+
+
 def test_the_list_check_can_fail():
     changed = {**DATA, "questions": [q for q in DATA["questions"] if q is not ANSWERED[0]]}
     assert questions.render(changed, "en") != questions.render(DATA, "en")
@@ -74,8 +84,8 @@ def test_the_page_links_from_the_decision_page_and_home():
 
 
 def test_the_chinese_list_uses_the_glossary_terms():
-    from tests.test_structure import _avoided_terms
+    from tests.test_structure import avoided_terms_in
 
-    text = (questions.FOLDER / "zh.md").read_text(encoding="utf-8")
-    found = [f"'{variant}' (use '{preferred}')" for variant, preferred in _avoided_terms().items() if variant in text]
+    text = re.sub(r"`[^`\n]*`", "", (questions.FOLDER / "zh.md").read_text(encoding="utf-8"))
+    found = avoided_terms_in(text)
     assert not found, "snippets/questions/zh.md (from questions.yml): " + ", ".join(found)

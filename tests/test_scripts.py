@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.examples.evaluate import release_script_problems
-from tools.examples.scripts import missing_apart, run_distributed, run_script, script_output
+from tools.examples.scripts import apart_libraries, missing_apart, run_distributed, run_script, script_output
 from tools.snippets import (
     DISTRIBUTED_MAIN, ROOT, SNIPPETS, is_distributed, releases, script_paths, torch_release, version_gates,
 )
@@ -40,11 +40,15 @@ def start_scripts(selected_ids=None) -> None:
     for path in scripts:
         if path not in DISTRIBUTED:
             _RUNS[path] = pool.submit(run_script, path)
-    distributed = [p for p in scripts if p in DISTRIBUTED]
-    if distributed:  # one pair of processes runs them all, one after another
+    # One pair of processes runs them one after another, a pair per set of APART libraries they
+    # import (DeepSpeed's folder stays off the others' path); the pairs run side by side.
+    groups: dict[tuple, list] = {}
+    for path in (p for p in scripts if p in DISTRIBUTED):
+        groups.setdefault(tuple(apart_libraries(path)), []).append(path)
+    for distributed in groups.values():
         shared = pool.submit(run_distributed, distributed)
         for path in distributed:
-            _RUNS[path] = pool.submit(lambda path=path: shared.result()[path])
+            _RUNS[path] = pool.submit(lambda path=path, shared=shared: shared.result()[path])
     if wanted("test_a_hanging_distributed_run_is_killed_naming_it"):
         # the run that hangs until its time limit: it mostly waits, so it waits alongside the rest
         _start_hanging(pool)

@@ -6,6 +6,7 @@ from typing import List, Tuple
 
 import torch
 import torch.nn as nn
+from torch.nn.modules.module import register_module_forward_hook, register_module_full_backward_hook
 
 
 class Net(nn.Module):
@@ -112,6 +113,18 @@ for name in ["register_forward_pre_hook", "register_forward_hook", "register_ful
     except RuntimeError as err:
         print("RuntimeError:", err)
 
+seen = []
+handle = register_module_forward_hook(lambda module, inputs, output: seen.append(module.original_name))
+loaded(x)
+handle.remove()
+print("global forward hook, one call of the loaded model:", seen)
+handle = register_module_full_backward_hook(lambda module, grad_input, grad_output: None)
+try:
+    loaded(x)  # any call of any ScriptModule, while the global hook exists
+except RuntimeError as err:
+    print("global full backward hook: RuntimeError:", err)
+handle.remove()
+
 _ = loaded.fc1.weight.register_hook(lambda grad: calls.append("weight"))  # a tensor hook on a leaf
 calls.clear()
 loaded(x).sum().backward()
@@ -125,6 +138,25 @@ during = len(calls)
 traced(x)
 traced(x)
 print("trace: forward hook ran while tracing:", during > 0, "| in 2 calls after:", len(calls) - during)
+
+
+def double(module, inputs, output):
+    calls.append("double")
+    return output * 2  # a hook that changes the output
+
+
+net = Net()
+unhooked = net(x)
+net.fc1.register_forward_hook(double)
+hooked = net(x)
+calls.clear()
+traced = torch.jit.trace(net, x)
+during = len(calls)
+out = traced(x)
+print("trace, hook returning output * 2: calls after tracing", len(calls) - during,
+      "| output equals the hooked eager output:", torch.allclose(out, hooked),
+      "| the unhooked one:", torch.allclose(out, unhooked),
+      "| aten::mul in the traced graph:", "aten::mul" in str(traced.graph))
 for kind in ["register_full_backward_hook", "register_backward_hook", "register_full_backward_pre_hook"]:
     net = Net()
     getattr(net.fc1, kind)(lambda *args: None)

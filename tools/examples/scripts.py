@@ -88,8 +88,12 @@ def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Pat
         names = ", ".join(p.name for p in paths)
         runner = Path(__file__).with_name("distributed_runner.py")
         each = min(DISTRIBUTED_TIMEOUT, timeout)
+        env = _script_env(folder)
+        for path in paths:  # the runner imports every script: the APART folders they need
+            # (tests/test_scripts.py runs the scripts that import one apart from the others)
+            env = _with_apart(env, path)
         run = _run([sys.executable, str(runner), folder, str(each), *map(str, paths)],
-                   cwd, _script_env(folder), each * len(paths) + 60,
+                   cwd, env, each * len(paths) + 60,
                    f"the shared two-process run of {names} (tools/examples/distributed_runner.py)")
         results = {}
         for path in paths:

@@ -5,7 +5,9 @@
 snippets/questions/questions.yml holds the themes and every question mined from public issue
 trackers and Q&A pages: the question and a one-line answer in both languages, the source thread,
 the language it was asked in, and the anchor (`page.md#anchor`) of the section whose executed
-examples answer it. An entry without an anchor is a question the guide does not answer yet: kept
+examples answer it. `shows: mechanism` marks an entry whose linked section shows the mechanism
+behind the answer but not the case the question asks about (another model, another library): the
+list says so after the link, so a reader does not expect the case itself there. An entry without an anchor is a question the guide does not answer yet: kept
 in the data (its `topic` says what to write), left off the page. docs/questions.md and
 docs/questions.zh.md include the list of their language; tests/test_questions.py checks the data,
 every link in both languages, and that the lists are the ones the data gives.
@@ -25,8 +27,10 @@ DATA = FOLDER / "questions.yml"
 LANGUAGES = ("en", "zh")
 HEADING = re.compile(r"^#{2,6} (?P<title>.+?)\s*\{[^}]*#(?P<anchor>[\w-]+)[^}]*\}\s*$", re.MULTILINE)
 WORDS = {
-    "en": {"asked": "asked in {language}", "languages": {"en": "English", "zh": "Chinese"}, "answer": "Answer"},
-    "zh": {"asked": "（原帖为{language}）", "languages": {"en": "英文", "zh": "中文"}, "answer": "解答"},
+    "en": {"asked": "asked in {language}", "languages": {"en": "English", "zh": "Chinese"}, "answer": "Answer",
+           "mechanism": " (the section shows the mechanism, not this case)"},
+    "zh": {"asked": "（原帖为{language}）", "languages": {"en": "英文", "zh": "中文"}, "answer": "解答",
+           "mechanism": "（该节演示的是背后的机制，不是这个具体情形）"},
 }
 
 
@@ -77,8 +81,9 @@ def render(data: dict, lang: str) -> str:
             if q["asked_in"] != lang:  # "(asked in Chinese)"; a Chinese page brackets it full-width
                 note = words["asked"].format(language=words["languages"][q["asked_in"]])
                 source += note if lang == "zh" else f" ({note})"
+            shows = words["mechanism"] if q.get("shows") == "mechanism" else ""
             parts.append(f"- **{q[lang]['question']}**\n"
-                         f"  {q[lang]['answer']} → [{title}]({q['anchor']}) · {source}\n")
+                         f"  {q[lang]['answer']} → [{title}]({q['anchor']}){shows} · {source}\n")
         parts.append("")
     return "\n".join(parts).rstrip("\n") + "\n"
 

@@ -8,16 +8,18 @@ normalise by a section's length, so a heading that shares one common word with t
 error texts, 57 of 154 searches (both languages) missed the page that shows them in the first
 three results.
 
-For a query of five words or more, the worker now sorts its results first by whether the section
-contains the query's words in order (its text, lowercased, as runs of letters and digits, holds
-the query's runs as one contiguous sequence: the pasted line itself), then by whether its heading
-quotes the message (the heading's quoted phrase, or the heading, of four words or more inside the
-query, or the reverse: the error pages' headings quote each message's key phrase), then by how
-many of the query's words the section contains, then by Lunr's score as before. Shorter queries
-are ranked as Material ranks them. Measured with tests/test_browser.py's searches (260, both
-languages, the new error pages included): none misses a page that prints the line in the first
-three results; the pitfall headings' key phrases (32) all find the pitfalls page among the first
-three.
+For a query of five words or more, the worker now sorts its results first by the longest run of
+the query's words that the section holds in the same order, side by side (its text, lowercased, as
+runs of letters and digits; a run of four words or more counts): the pasted line itself, less what
+a terminal adds around it (the file and line before a warning, torch's build path in "(Triggered
+internally at …)") and what differs from the page's example (a shape, a tensor type, a node name),
+which only split the run. Then by whether its heading quotes the message (the heading's quoted
+phrase, or the heading, of four words or more inside the query, or the reverse: the error pages'
+headings quote each message's key phrase), then by how many of the query's words the section
+contains, then by Lunr's score as before. Shorter queries are ranked as Material ranks them.
+tests/test_browser.py searches every error line the pages print or quote, as printed and as a
+terminal prints it (as_a_terminal_prints), in both languages: each finds a page that shows it among
+the first three results.
 
 The change is four replacements in Material's minified worker (pinned in requirements-site.txt),
 made after the build. If one of them no longer matches (a Material upgrade), the hook says so
@@ -37,10 +39,17 @@ MARK = "guideRank"
 HELPERS = (
     'function guideWords(t){return(t.replace(/<[^>]*>/g," ").replace(/&[#\\w]+;/g," ").toLowerCase()'
     '.match(/[a-z0-9]+/g)||[]).join(" ")}'
+    # the longest run of the query's words that the text holds in the same order, side by side:
+    # the pasted line minus what a terminal adds (a file path before it, a build path after it)
+    # and what differs from the page's run (another shape, tensor type or node name)
+    "function guideRun(q,t){let a=q.split(\" \"),at=new Map,best=0,prev=new Map;"
+    "a.forEach((w,i)=>{at.has(w)||at.set(w,[]);at.get(w).push(i)});"
+    "for(const w of t.split(\" \")){let cur=new Map;for(const i of at.get(w)||[]){"
+    "let r=(prev.get(i-1)||0)+1;cur.set(i,r);if(r>best)best=r}prev=cur}return best}"
     "function guideRank(n,q,terms,text,title){if(n<5)return 0;"
     "let k=Object.values(terms).filter(Boolean).length,m=(title||\"\").match(/\"([^\"]+)\"/),"
-    "h=guideWords(m?m[1]:title||\"\");"
-    'return(q&&(" "+guideWords(text)+" ").includes(" "+q+" ")?1e3:0)'
+    "h=guideWords(m?m[1]:title||\"\"),run=q?guideRun(q,guideWords(text)):0;"
+    'return(run>3?run*1e3:0)'
     # a heading that quotes the message (or the message that quotes the heading's phrase)
     '+(q&&h.split(" ").length>3&&((" "+q+" ").includes(" "+h+" ")||(" "+h+" ").includes(" "+q+" "))?500:0)+k}'
 )
