@@ -113,16 +113,18 @@ _STRINGS_JS = """() => ({
   toc: (document.querySelector('.md-nav--secondary > label') || {textContent: ''}).textContent.trim(),
 })"""
 
-# Each copy button clicked in turn; what it put on the clipboard, read back. Before each click the
-# clipboard gets a marker, and the click waits until the marker can be read back: the clearing
-# write is asynchronous, and on a busy 2-core machine it landed after the button's copy now and
-# then, which then read as an empty copy. After the click, the clipboard is read until it holds
-# something other than the marker, for up to COPY_WAIT_MS (the buttons may copy asynchronously
-# too). A stale copy cannot pass (the marker replaced it), and a button that copies nothing reads
-# back as '' (the test reports it).
+# Each copy button clicked in turn, from `start`; what it put on the clipboard, read back. Before
+# each click the clipboard gets a marker, and the click waits until the marker can be read back:
+# the clearing write is asynchronous, and on a busy 2-core machine it landed after the button's
+# copy now and then (236 of 960 copies on the compatibility pages read back empty). After the
+# click, the clipboard is read until it holds something other than the marker, for up to
+# COPY_WAIT_MS. A stale copy cannot pass, and a button that copies nothing reads back ''.
+# Material's buttons copy with document.execCommand('copy'), which Chromium allows only while the
+# page has transient user activation (a reader's click gives it, for a few seconds; a script's
+# click does not): where `queryCommandEnabled('copy')` says it would be refused, the loop stops
+# and returns that button's index, for a reader's click (_record); the loop then resumes.
 COPY_WAIT_MS = 10_000
-_COPY_JS = """async () => {
-  const copied = [];
+_COPY_JS = """async (start) => {
   const settle = async (done) => {
     const until = performance.now() + WAIT;
     let text = await navigator.clipboard.readText();
@@ -132,17 +134,40 @@ _COPY_JS = """async () => {
     }
     return text;
   };
-  let n = 0;
-  for (const button of document.querySelectorAll('BUTTONS')) {
-    const marker = `guide-copy-test-marker-${n++}`;
+  const mark = async (marker) => {
     await navigator.clipboard.writeText(marker);
     await settle(text => text === marker);
-    button.click();
+  };
+  const read = async (marker) => {
     const text = await settle(text => text !== marker);
-    copied.push(text === marker ? '' : text);
+    return text === marker ? '' : text;
+  };
+  window.guideCopy = {mark, read};
+  const buttons = [...document.querySelectorAll('BUTTONS')];
+  const copied = [];
+  for (let i = start; i < buttons.length; i++) {
+    const marker = `guide-copy-test-marker-${i}`;
+    await mark(marker);
+    if (buttons[i].matches('button') && !document.queryCommandEnabled('copy')) return {copied, next: i};
+    buttons[i].click();
+    copied.push(await read(marker));
   }
-  return copied;
+  return {copied, next: null};
 }""".replace("BUTTONS", _BUTTONS).replace("WAIT", str(COPY_WAIT_MS))
+
+
+def _copy_all(page) -> list[str]:
+    """What each copy button put on the clipboard, in button order."""
+    copied, start = [], 0
+    while True:
+        result = page.evaluate(_COPY_JS, start)
+        copied += result["copied"]
+        if result["next"] is None:
+            return copied
+        index = result["next"]  # a reader's click: it also gives the page user activation again
+        page.locator(_BUTTONS).nth(index).click()
+        copied.append(page.evaluate("marker => window.guideCopy.read(marker)", f"guide-copy-test-marker-{index}"))
+        start = index + 1
 
 
 # The toggle a reader sees: the label of the palette form that is displayed.
@@ -158,7 +183,7 @@ def _record(page, visit: Visit) -> None:
     page.wait_for_function("() => customElements.get('clipboard-copy') !== undefined"
                            " || !document.querySelector('clipboard-copy')")
     visit.blocks = [Block(**block) for block in page.evaluate(_BLOCKS_JS)]
-    for block, copied in zip(visit.blocks, page.evaluate(_COPY_JS)):
+    for block, copied in zip(visit.blocks, _copy_all(page)):
         block.copied = copied
     visit.strings = page.evaluate(_STRINGS_JS)
     download = page.locator("a.md-content__button[download]")

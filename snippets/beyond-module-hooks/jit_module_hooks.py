@@ -2,11 +2,15 @@
 registering one on a ScriptModule raises (a script: TorchScript reads the source of forward)."""
 
 import io
-from typing import List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import torch
 import torch.nn as nn
-from torch.nn.modules.module import register_module_forward_hook, register_module_full_backward_hook
+from torch.nn.modules.module import (
+    register_module_forward_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 
 
 class Net(nn.Module):
@@ -59,6 +63,18 @@ try:
     torch.jit.script(net)
 except RuntimeError as err:
     print("RuntimeError:", str(err).splitlines()[0])
+
+
+def hook_with_kwargs(module, args: Tuple[torch.Tensor], kwargs: Dict[str, Any], output: torch.Tensor) -> None:
+    return None
+
+
+net = Net()
+net.fc1.register_forward_hook(hook_with_kwargs, with_kwargs=True)
+try:
+    torch.jit.script(net)
+except RuntimeError as err:
+    print("RuntimeError:", str(err).strip().split(". ")[0])  # its first sentence
 
 calls = []
 
@@ -118,12 +134,13 @@ handle = register_module_forward_hook(lambda module, inputs, output: seen.append
 loaded(x)
 handle.remove()
 print("global forward hook, one call of the loaded model:", seen)
-handle = register_module_full_backward_hook(lambda module, grad_input, grad_output: None)
-try:
-    loaded(x)  # any call of any ScriptModule, while the global hook exists
-except RuntimeError as err:
-    print("global full backward hook: RuntimeError:", err)
-handle.remove()
+for register in [register_module_full_backward_hook, register_module_full_backward_pre_hook]:
+    handle = register(lambda *args: None)
+    try:
+        loaded(x)  # any call of any ScriptModule, while the global hook exists
+    except RuntimeError as err:
+        print(f"global hook from {register.__name__}: RuntimeError:", err)
+    handle.remove()
 
 _ = loaded.fc1.weight.register_hook(lambda grad: calls.append("weight"))  # a tensor hook on a leaf
 calls.clear()

@@ -1,5 +1,5 @@
-"""The whole error that a step of backward(inputs=...) leaves for the next step under DDP, on two
-processes (gloo, CPU, loopback)."""
+"""The whole error that a step of backward(inputs=...) leaves for the next step under DDP, and what
+find_unused_parameters=True and static_graph=True do there, on two processes (gloo, CPU, loopback)."""
 
 import datetime
 import gc
@@ -38,6 +38,26 @@ def worker(rank, world_size, port):
         print("RuntimeError:", gathered[0])
         print("rank 1, the same message naming rank 1:",
               gathered[1] == gathered[0].replace("rank 0", "rank 1"))
+
+    # the two DDP options for parameters that get no gradient, on the same two steps
+    for option in ("find_unused_parameters", "static_graph"):
+        del model
+        gc.collect()
+        model = DDP(make_model(), **{option: True})
+        for step in (1, 2):
+            model.zero_grad(set_to_none=True)
+            try:
+                model(batch).pow(2).mean().backward(inputs=[model.module[2].weight])
+                result = f"{model.module[2].weight.grad.norm().item():.4f}"
+            except RuntimeError as err:
+                result = "RuntimeError: " + str(err).split(". ")[0]
+            dist.all_gather_object(gathered, result)
+            if rank == 0:
+                if gathered[0].startswith("RuntimeError"):
+                    print(f"{option}=True, step {step}: {gathered[0]}")  # the same on both ranks
+                else:
+                    print(f"{option}=True, step {step}: head grad "
+                          + " | ".join(f"rank {r} {v}" for r, v in enumerate(gathered)))
     # free the model while the group exists: a DDP reducer freed after destroy_process_group()
     # can hang (pytorch#56297)
     del model

@@ -1,0 +1,37 @@
+"""tools/site/search_text.py: Material's search parser, given a page without its <span> tags,
+indexes what it indexes from the page with them (sections, titles and text), on the guide's own
+pages: the largest code-heavy ones of both languages, from the session's strict build."""
+
+import re
+
+import pytest
+from material.plugins.search.plugin import Parser
+
+from tests.built_site import builds, site  # noqa: F401  (the session's strict build)
+from tools.site import search_text
+
+PAGES = ["compatibility", "zh/compatibility", "pitfalls", "zh/torch-compile", "hook-timing", "zh/deepspeed"]
+
+
+def _index(html: str) -> list[tuple]:
+    parser = Parser()
+    parser.feed(html)
+    parser.close()
+    return [(s.id, "".join(s.title), "".join(s.text)) for s in parser.data]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_the_index_of_a_page_without_spans_is_the_same(site, path):
+    html = (site / path / "index.html").read_text(encoding="utf-8")
+    article = html[html.index("<article"):html.index("</article>")]
+    # the template's footer ("Last update …"), which is not page.content, the parser's input
+    article = re.sub(r'<aside class="md-source-file">.*?</aside>', "", article, flags=re.DOTALL)
+    assert article.count("<span") > 100, f"{path}: few <span> tags; pick a page with code"
+    assert _index(search_text._SPAN.sub("", article)) == _index(article)
+
+
+def test_every_span_tag_is_removed_and_nothing_else():
+    html = ('<pre><span class="gp">&gt;&gt;&gt; </span><span id="__span-0-1" title="a b">x</span>'
+            '<b>y</b></pre><spanx>z</spanx>')
+    assert search_text._SPAN.sub("", html) == "<pre>&gt;&gt;&gt; x<b>y</b></pre><spanx>z</spanx>"
+    assert not re.search(r"</?span\b", search_text._SPAN.sub("", html))
