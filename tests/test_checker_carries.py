@@ -196,11 +196,16 @@ def _resolve(site: Path, built: Path, href: str) -> Path:
     return site / target.removeprefix("http://site/")
 
 
+@pytest.fixture(scope="module")
+def libraries() -> dict[str, str]:
+    return checker.optional_libraries()  # reads every snippet: once, not once per page
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.rel for p in PAGES])
-def test_each_page_offers_its_examples_and_the_checker(site, page):
+def test_each_page_offers_its_examples_and_the_checker(site, page, libraries):
     built = site_path(page, site)
     text = built.read_text(encoding="utf-8")
-    examples = checker.page_examples(page.path)
+    examples = checker.page_examples(page.path, libraries)
     links = _box_links(text)
     if not examples:
         assert not links, f"{page.rel} has no examples, but a downloads box"

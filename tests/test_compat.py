@@ -94,12 +94,8 @@ def _include(name: str, text: str) -> str | None:
     return found[0] if found else None
 
 
-GATED_INCLUDES = [
-    (name, page)
-    for name in GATES
-    for page in sorted(DOCS.rglob("*.md"))
-    if _include(name, page.read_text(encoding="utf-8"))
-]
+_PAGE_TEXTS = {page: page.read_text(encoding="utf-8") for page in sorted(DOCS.rglob("*.md"))}
+GATED_INCLUDES = [(name, page) for name in GATES for page, text in _PAGE_TEXTS.items() if _include(name, text)]
 
 
 @pytest.mark.parametrize("name, page", GATED_INCLUDES,

@@ -178,6 +178,7 @@ def status(data: dict, version: str, name: str) -> str:
     if name in run["failed"]:
         return "✗"
     return "≠" if name in run.get("gated", {}) else "✓"
+_status = status  # verified() asks each (release, snippet) once
 
 
 def nav_order() -> list[str]:
@@ -268,6 +269,8 @@ def verified(data: dict, previous: dict | None = None) -> dict:
         for page in pages_including(name):
             by_page.setdefault(page, []).append(name)
     waiting = {name for name in snippet_names() if any(is_pending(data, v, name) for v in data["versions"])}
+    once = functools.cache(lambda version, name: _status(data, version, name))  # the home page asks for all
+    status = lambda _, version, name: once(version, name)  # noqa: E731
     result = {}
     for page in sorted(by_page):
         pending = [n for n in by_page[page] if n in waiting]

@@ -218,10 +218,13 @@ def guide_pages(root: Path = ROOT) -> list[Page]:
 
 # --- Writing check_guide.py ----------------------------------------------------------------------
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")  # a control character other than \t and \n
+
+
 def _literal(text: str) -> str:
     """A string literal for text: a raw triple-quoted string, readable, where that is exact."""
     if ("'''" in text or text.endswith(("\\", "'")) or "\r" in text
-            or any(ord(c) < 32 and c not in "\n\t" for c in text)):
+            or _CONTROL.search(text)):
         return repr(text)
     return "r'''" + text + "'''"
 
