@@ -90,11 +90,25 @@ def recorded() -> list[Path]:
                   for p in (folder / RELEASES).glob("*.md"))
 
 
+# Each file as last read, by its stat (size, time, inode): read again only when it changed.
+_READ: dict = {}
+
+
+def read_bytes(file: Path) -> bytes | None:
+    try:
+        stat = file.stat()
+    except FileNotFoundError:
+        return None
+    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    known = _READ.get(file)
+    if known is None or known[0] != key:
+        known = _READ[file] = (key, file.read_bytes())
+    return known[1]
+
+
 def load(name: str) -> list[Section]:
-    file = path(name)
-    if not file.exists():
-        return []
-    return parse(file.read_text(encoding="utf-8"))
+    data = read_bytes(path(name))
+    return [] if data is None else parse(data.decode("utf-8"))
 
 
 def parse(text: str) -> list[Section]:

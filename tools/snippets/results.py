@@ -27,40 +27,21 @@ def load() -> dict:
     return json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {"versions": [], "runs": {}}
 
 
-# Each file as last read, by its stat: compat asks for every snippet's digest on every release,
-# over and over (145,000 digests in one test session, 15 s of the quick loop); a file is read
-# again only when its size, time or inode changed.
-_READ: dict = {}
-
-
-def _read(path) -> bytes | None:
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return None
-    key = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-    known = _READ.get(path)
-    if known is None or known[0] != key:
-        known = _READ[path] = (key, path.read_bytes())
-    return known[1]
-
-
 def digest(name: str, version: str) -> str:
     """A snippet's files as the matrix ran them on `version`: <name>.md, or <name>.py and its
     <name>.out, and what <folder>/releases/<name>.md records for that release, if anything (a
-    recording of another release does not change this one's result)."""
+    recording of another release does not change this one's result). Files are read through
+    releases.read_bytes, which reads each again only when it changed: compat asks for every
+    snippet's digest on every release, over and over (145,000 in one test session)."""
     sha = hashlib.sha256()
     for suffix in (".md", ".py", ".out"):
         path = find(name, suffix)
-        data = None if path is None else _read(path)
+        data = None if path is None else releases.read_bytes(path)
         if data is not None:
             sha.update(suffix.encode() + b"\0" + data)
-    recording = _read(releases.path(name))
-    if recording is not None:
-        sections = releases.parse(recording.decode("utf-8"))
-        recorded = next((s for s in sections if s.holds_on(version)), None)
-        if recorded is not None:
-            sha.update(b"releases\0" + recorded.kind.encode() + b"\0" + recorded.body.encode())
+    recorded = releases.for_release(name, version)
+    if recorded is not None:
+        sha.update(b"releases\0" + recorded.kind.encode() + b"\0" + recorded.body.encode())
     return sha.hexdigest()[:16]
 
 
