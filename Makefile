@@ -102,6 +102,10 @@ matrix: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on every 
 	-$(BIN)/nox
 	$(BIN)/python -m tools.examples.compat
 
+.PHONY: upgrade
+upgrade: $(BIN)/.installed-matrix  ## Move the guide to torch TORCH=X.Y.Z (TORCHVISION=... if not tracked yet): matrix, pins, install, outputs, recordings, generated files; ends with the review list
+	$(BIN)/python -m tools.examples.upgrade $(TORCH) $(if $(TORCHVISION),--torchvision $(TORCHVISION))
+
 .PHONY: recordings
 recordings: $(BIN)/.installed-matrix  ## Record what gated snippets print on the releases older than the matrix that their gates name (torch 2.0.1, 1.13.1; about 3 GB each, deleted after)
 	$(BIN)/nox -s recordings

@@ -46,15 +46,10 @@ ROOT = Path(__file__).parent
 RESULTS = ROOT / "build" / "matrix"
 PYTHON_RESULTS = ROOT / "build" / "python"
 
-# The reference first, then newer and older releases.
-PINNED = "2.13.0"  # requirements.txt
-TORCH_VERSIONS = [PINNED, "2.14.1", "2.15.0", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
-
-# torchvision's release for each (its wheel pins torch, up to 0.28; 0.29 needs torch >= 2.14).
-TORCHVISION = {
-    "2.13.0": "0.28.0", "2.14.1": "0.29.2", "2.15.0": "0.29.2", "2.12.1": "0.27.1",
-    "2.11.0": "0.26.0", "2.9.1": "0.24.1", "2.6.0": "0.21.0", "2.4.1": "0.19.1",
-}
+# The reference first, then newer and older releases, each with the torchvision built for it: the
+# one list in pyproject.toml ([tool.guide.torch]).
+sys.path.insert(0, str(ROOT))
+from tools.snippets.torch_releases import PINNED, TORCHVISION, TRACKED as TORCH_VERSIONS  # noqa: E402
 
 # The doc-tests: every snippet and page example, the script snippets, the benchmark's relations.
 DOCTESTS = ["tests/test_examples.py", "tests/test_scripts.py", "tests/test_benchmark.py"]
@@ -75,10 +70,14 @@ def pending_names(version: str) -> list[str]:
     return [name for name in snippet_names() if is_pending(data, version, name)]
 
 
-def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -> None:
-    """Install the pinned requirements (torch overridden when given) into the session's fresh uv
-    venv and run DOCTESTS, writing JUnit to `junit`; then delete the venv and the uv cache."""
+def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None,
+                  torchvision: str | None = None) -> None:
+    """Install the pinned requirements (torch overridden when given, with `torchvision` or the one
+    listed for it) into the session's fresh uv venv and run DOCTESTS, writing JUnit to `junit`;
+    then delete the venv and the uv cache."""
     only = pending_names(torch or PINNED) if os.environ.get("MATRIX_PENDING") == "1" else None
+    if os.environ.get("MATRIX_ONLY"):  # these snippets only, pending or not (a gate just changed, say)
+        only = os.environ["MATRIX_ONLY"].split()
     partial = junit.with_suffix(".partial")
     if only == []:
         session.skip(f"nothing is pending on torch {torch or PINNED}")
@@ -89,7 +88,7 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
     override = []
     if torch:
         overrides = Path(session.create_tmp()) / "overrides.txt"
-        overrides.write_text(f"torch=={torch}\ntorchvision=={TORCHVISION[torch]}\n")
+        overrides.write_text(f"torch=={torch}\ntorchvision=={torchvision or TORCHVISION[torch]}\n")
         override = ["--override", str(overrides)]
     try:
         # `make install`'s check: outside requires-python, one line before 3 GB are installed.
@@ -120,6 +119,8 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
             "python", "-m", "pytest", *(DOCTESTS[:2] if only else DOCTESTS), "-q", "-p", "no:cacheprovider",
             f"--junitxml={junit}", *(["-k", " or ".join(only)] if only else []),
             env={"NO_MKDOCS_2_WARNING": "1"},
+            # the newest torch: failures are what its report shows, and the checker runs after them
+            success_codes=[0, 1] if junit.parent == NEWEST else [0],
         )
         if torch and not only:  # the reader's check_guide.py on this release: with the pins, and with torch + numpy
             checker = Path(session.create_tmp()).resolve() / "check_guide.py"
@@ -129,10 +130,10 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None) -
             session.run(*uv, "venv", "--quiet", "--python", "3.11", str(bare), external=True)
             session.run(*uv, "pip", "install", "--quiet", "--python", str(bare / "bin" / "python"),
                         f"torch=={torch}", "numpy", external=True)
-            RESULTS.mkdir(parents=True, exist_ok=True)
+            junit.parent.mkdir(parents=True, exist_ok=True)
             session.run("python", "-c", _RUN_CHECKER, str(checker),
-                        "python", str(RESULTS / f"{torch}.checker-pins.txt"),
-                        str(bare / "bin" / "python"), str(RESULTS / f"{torch}.checker-torch-numpy.txt"))
+                        "python", str(junit.parent / f"{torch}.checker-pins.txt"),
+                        str(bare / "bin" / "python"), str(junit.parent / f"{torch}.checker-torch-numpy.txt"))
     finally:
         if not keep:
             shutil.rmtree(cache, ignore_errors=True)
@@ -172,6 +173,21 @@ for process, out, folder in runs:
 @nox.parametrize("torch", TORCH_VERSIONS)
 def doctests(session: nox.Session, torch: str) -> None:
     _run_doctests(session, RESULTS / f"{torch}.xml", torch)
+
+
+# The newest torch on the package index, before anyone tracks it (.github/workflows/newest-torch.yml):
+# NEWEST_TORCH and NEWEST_TORCHVISION come from `python -m tools.examples.newest_torch resolve`. Results go
+# to build/newest/, apart from the matrix's, so that tools.examples.compat never takes them for a
+# tracked release's; `python -m tools.examples.newest_torch report` says what differs there.
+NEWEST = ROOT / "build" / "newest"
+
+
+@nox.session(python="3.11")
+def newest(session: nox.Session) -> None:
+    torch, torchvision = os.environ.get("NEWEST_TORCH"), os.environ.get("NEWEST_TORCHVISION")
+    if not (torch and torchvision):
+        session.error("set NEWEST_TORCH and NEWEST_TORCHVISION (python -m tools.examples.newest_torch resolve)")
+    _run_doctests(session, NEWEST / f"{torch}.xml", torch, torchvision)
 
 
 # Releases older than the matrix, run only to record what the snippets whose gate names them in

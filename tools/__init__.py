@@ -5,7 +5,8 @@
     site/       MkDocs hooks (mkdocs.yml `hooks:`): run inside `mkdocs build`, without torch.
     reader/     check_guide.py, the file readers download to check the guide on their torch.
     examples/   runs the examples: the tests' evaluator, the offline guard, the distributed
-                runner, the output refresher, and the torch matrix's results.
+                runner, the output refresher, the torch matrix's results, `make upgrade` and
+                the newest torch's report.
     measure/    the cost page's benchmark and the Lighthouse scores.
     generate/   committed files made from snippets and torch: notebooks, figures, social card.
     dev/        developer tasks: the Python check before install, the local server + Chromium.

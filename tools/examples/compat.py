@@ -25,14 +25,15 @@ from pathlib import Path
 
 from tools.snippets import find, is_snippet, releases, script_paths, snippet_paths
 from tools.snippets.results import RESULTS as DATA, VERIFIED, digest, is_pending
+from tools.snippets.torch_releases import TRACKED
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS, SNIPPETS = ROOT / "docs", ROOT / "snippets"
 MATRIX = ROOT / "build" / "matrix"
 OUT = SNIPPETS / "compatibility"
 
-# The order of the page's columns: the reference, then newest to oldest.
-VERSIONS = ["2.13.0", "2.15.0", "2.14.1", "2.12.1", "2.11.0", "2.9.1", "2.6.0", "2.4.1"]
+# The order of the page's columns: the reference, then newest to oldest (pyproject.toml's one list).
+VERSIONS = TRACKED
 INCLUDE = re.compile(r'^--8<-- "(?P<name>[^"]+)"', re.MULTILINE)
 EXAMPLE = re.compile(r"\[(?P<file>(?:snippets|docs)/[^\]:\s]+)(?::(?P<line>\d+))?")
 RECORDED = re.compile(r"\(differs on torch [^)]*snippets/[^)]*releases/[^)]*\)")

@@ -1,0 +1,51 @@
+"""`make upgrade` (tools/examples/upgrade.py) and the newest-torch report (tools/examples/newest_torch.py): their parts."""
+
+import textwrap
+
+from tools.examples import newest_torch, upgrade
+
+KNOWN = ["2.4.1", "2.5.1", "2.6.0", "2.9.1", "2.13.0", "2.14.1", "2.15.0"]
+
+
+def test_a_new_output_that_holds_from_the_new_pin_on_is_gated_since_it():
+    assert upgrade.gate_fields(["2.15.0"], KNOWN) == {"since": "2.15"}
+
+
+def test_a_new_output_held_by_older_releases_too_names_the_holes():
+    assert upgrade.gate_fields(["2.4.1", "2.5.1", "2.15.0"], KNOWN) == {"differs_on": ["2.6", "2.9", "2.13", "2.14"]}
+
+
+def test_a_new_output_between_releases_gets_both_ends():
+    assert upgrade.gate_fields(["2.9.1", "2.13.0"], KNOWN) == {"since": "2.9", "before": "2.14"}
+
+
+def test_prose_that_quotes_a_removed_line_or_the_old_pin_is_listed(tmp_path, monkeypatch):
+    (tmp_path / "page.md").write_text("Torch prints `RuntimeError: the old wording` here.\nNothing.\n")
+    (tmp_path / "page.zh.md").write_text("在 torch 2.13.0 上。\n2.13.01 不算。\n")
+    monkeypatch.setattr(upgrade, "DOCS", tmp_path)
+    monkeypatch.setattr(upgrade, "ROOT", tmp_path)
+    hits = upgrade.quoted_in_prose(["RuntimeError: the old wording"], "2.13.0")
+    assert hits == ["page.md:1: Torch prints `RuntimeError: the old wording` here.", "page.zh.md:1: 在 torch 2.13.0 上。"]
+
+
+def test_the_newest_report_names_each_differing_example_and_fails_while_untracked(tmp_path, monkeypatch):
+    (tmp_path / "2.16.0.xml").write_text(textwrap.dedent("""\
+        <testsuites><testsuite name="pytest" tests="2" time="12.5" timestamp="2026-12-01T00:00:00">
+        <testcase classname="tests.test_examples" name="test_example[snippets/a/retain_grad.md:3]">
+        <failure message="retain_grad printed tensor(2.) | not tensor(1.)">...</failure></testcase>
+        <testcase classname="tests.test_examples" name="test_example[snippets/a/other.md:3]"/>
+        </testsuite></testsuites>"""))
+    (tmp_path / "2.16.0.checker-pins.txt").write_text(
+        "Snippets: 1 passed, 1 differ, 0 differ as their pages say, 0 not run\nexit status 1\n")
+    monkeypatch.setattr(newest_torch, "ROOT", tmp_path.parent)
+    monkeypatch.delenv("NEWEST_TRACKED", raising=False)
+    text, status = newest_torch.report(tmp_path)
+    assert status == 1
+    assert "| `retain_grad` | 3: retain_grad printed tensor(2.) \\| not tensor(1.) |" in text
+    assert "with the pinned libraries: exit status 1, 1 passed, 1 differ" in text
+    assert "with torch and numpy only: did not run" in text
+
+
+def test_a_tracked_newest_release_passes(monkeypatch):
+    monkeypatch.setenv("NEWEST_TRACKED", "2.14.1")
+    assert newest_torch.is_tracked("2.14.1") and not newest_torch.is_tracked("2.15.0")
