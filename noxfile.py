@@ -5,8 +5,11 @@
     NOX_KEEP=1 make matrix                       # keep each version's venv and uv cache
     RECORD=1 make matrix                         # first record what gated snippets print on each
                                                  # release (snippets/<page>/releases/; review the diff)
+    RECORD=all make matrix                       # ... and what any snippet prints where it differs
+                                                 # from its page, widening its gate (review, write why)
     MATRIX_PENDING=1 make matrix                 # only the snippets pending on each release (new or
                                                  # changed since its last run): minutes, not a quarter hour
+    MATRIX_ONLY="a b" make matrix                # only these snippets (MATRIX_CHECKER=1: and the checker)
     make test-py313                              # the pins on Python 3.13 (not part of the matrix)
 
 Each version gets a fresh uv venv with the project's pinned requirements, torch and torchvision
@@ -101,9 +104,10 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None,
                         "-r", "requirements-deepspeed.txt")
         session.run("python", "-c", "import sys, torch; print('Python', sys.version.split()[0], "
                     "'torch', torch.__version__, 'torchvision', __import__('torchvision').__version__)")
-        if os.environ.get("RECORD") == "1" and torch and torch != PINNED:
+        if os.environ.get("RECORD") in ("1", "all") and torch and torch != PINNED:
             # what the gated snippets print on this release: snippets/<page>/releases/ (review the diff)
-            session.run("python", "-m", "tools.examples.refresh_outputs", "--release", *(only or []),
+            every = ["--every"] if os.environ["RECORD"] == "all" else []
+            session.run("python", "-m", "tools.examples.refresh_outputs", "--release", *every, *(only or []),
                         env={"NO_MKDOCS_2_WARNING": "1"})
         junit.parent.mkdir(parents=True, exist_ok=True)
         # the snippets as this run runs them, written first (a failing run has them too): compat
@@ -122,7 +126,9 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None,
             # the newest torch: failures are what its report shows, and the checker runs after them
             success_codes=[0, 1] if junit.parent == NEWEST else [0],
         )
-        if torch and not only:  # the reader's check_guide.py on this release: with the pins, and with torch + numpy
+        # the reader's check_guide.py on this release: with the pins, and with torch + numpy (after a
+        # run of some snippets only too, with MATRIX_CHECKER=1: a release's first results, say)
+        if torch and (not only or os.environ.get("MATRIX_CHECKER") == "1"):
             checker = Path(session.create_tmp()).resolve() / "check_guide.py"
             session.run("python", "-m", "tools.reader.checker", "--out", str(checker))
             bare = Path(session.create_tmp()).resolve() / "torch-numpy"

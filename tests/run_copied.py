@@ -7,9 +7,13 @@ Input, one JSON object a line, as the browser finds them: {"language": "pycon" |
 - pycon, cell (a notebook cell): as a script in a fresh module of this one process (torch is imported once), with
   Dynamo's caches reset first, as in a new process;
 - python (the script snippets, which start processes of their own): written to a file in an empty
-  folder and run there with `python <file>`, as tools.snippets.run_script runs the snippets.
+  folder and run there with `python <file>`, as tools.snippets.run_script runs the snippets; the
+  two-process scripts (the standard launch block, tests/test_scripts.py checks it byte for byte)
+  wait for the end and run together as the tests run them, forked from one process that imported
+  torch once (tools/examples/distributed_runner.py), a pair of processes per set of libraries
+  installed apart: a copied script run on its own imports torch in each of its three processes.
 
-Output, one line per job in the same order, to a file (what the code prints goes to this
+Output, one line per job in the same order, to a file, written once every job has run (what the code prints goes to this
 process's stdout): {"ok": bool, "stdout": ..., "error": ...}.
 """
 
@@ -23,7 +27,8 @@ from pathlib import Path
 
 from tools.examples import offline
 from tools.examples.evaluate import module_globals, run_as_script
-from tools.examples.scripts import run_script, script_output
+from tools.examples.scripts import apart_libraries, run_distributed, run_script, script_output
+from tools.snippets import is_distributed
 
 
 def run_pycon(text: str, index: int) -> dict:
@@ -44,14 +49,44 @@ def run_python(text: str) -> dict:
     return {"ok": result.returncode == 0, "stdout": script_output(result), "error": result.stderr[-3000:]}
 
 
+def run_distributed_copies(texts: dict[int, str], folder: Path) -> dict[int, dict]:
+    """The copied two-process scripts, by job index: each written to its own file, then run in
+    one shared run per set of libraries installed apart, as tests/test_scripts.py groups them."""
+    paths = {}
+    for index, text in texts.items():
+        path = folder / f"copied_{index}.py"
+        path.write_text(text, encoding="utf-8")
+        paths[index] = path
+    groups: dict[tuple, list[Path]] = {}
+    for path in paths.values():
+        groups.setdefault(tuple(apart_libraries(path)), []).append(path)
+    done = {}
+    for group in groups.values():
+        done.update(run_distributed(group, cwd=folder))
+    return {index: {"ok": done[path].returncode == 0, "stdout": script_output(done[path]),
+                    "error": done[path].stderr[-3000:]} for index, path in paths.items()}
+
+
 def main() -> None:
     offline.install()
-    with open(sys.argv[1], "w", encoding="utf-8") as results:
+    found: dict[int, dict] = {}
+    distributed: dict[int, str] = {}
+    with tempfile.TemporaryDirectory(prefix="guide-copied-") as folder:
         for index, line in enumerate(sys.stdin):
             job = json.loads(line)
-            result = run_python(job["text"]) if job["language"] == "python" else run_pycon(job["text"], index)
-            results.write(json.dumps(result) + "\n")
-            results.flush()
+            if job["language"] != "python":
+                found[index] = run_pycon(job["text"], index)
+                continue
+            path = Path(folder) / "probe.py"
+            path.write_text(job["text"], encoding="utf-8")
+            if is_distributed(path):
+                distributed[index] = job["text"]
+            else:
+                found[index] = run_python(job["text"])
+        found.update(run_distributed_copies(distributed, Path(folder)))
+    with open(sys.argv[1], "w", encoding="utf-8") as results:
+        for index in sorted(found):
+            results.write(json.dumps(found[index]) + "\n")
 
 
 if __name__ == "__main__":

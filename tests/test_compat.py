@@ -187,3 +187,9 @@ def test_a_partial_run_replaces_only_what_it_ran():
     assert merged["ran"] == ["a", "b", "c", "d", "e"]
     assert merged["digests"] == {"a": "a2", "b": "b1", "c": "c1", "d": "d1", "e": "e1"}
     assert (merged["date"], merged["tests"], merged["checker"]) == ("2026-11-20", 9, {"pins": {"exit": 0}})
+
+
+def test_every_gate_says_why():
+    """`make upgrade` and RECORD=all write a placeholder `why` for the maintainer to replace."""
+    unsaid = sorted(name for name, gate in GATES.items() if "say why" in gate.why or not gate.why.strip())
+    assert not unsaid, f"snippets/versions.toml: write the `why` of {', '.join(unsaid)}"

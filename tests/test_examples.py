@@ -112,6 +112,9 @@ OPTIONAL = {
     "opacus": "install-models",
     "diffusers": "install-models",
     "torch_geometric": "install-models",
+    "onnx": "install-models",
+    "onnxscript": "install-models",
+    "onnxruntime": "install-models",
 }
 
 

@@ -19,6 +19,7 @@ by_name = pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.name for s in SNIP
 ALLOWED_ELLIPSIS = [
     re.compile(r"\b0x\.\.\."),                              # memory address
     re.compile(r"\(Triggered internally at\.\.\.\)"),      # path inside the torch build
+    re.compile(r'File "\.\.\.", line'),                     # the example's file in a traceback
 ]
 RANDOMNESS = re.compile(r"torch\.(randn|rand|randint|randperm|normal|bernoulli)\b|nn\.(Linear|Conv\dd)\(")
 

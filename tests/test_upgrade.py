@@ -49,3 +49,17 @@ def test_the_newest_report_names_each_differing_example_and_fails_while_untracke
 def test_a_tracked_newest_release_passes(monkeypatch):
     monkeypatch.setenv("NEWEST_TRACKED", "2.14.1")
     assert newest_torch.is_tracked("2.14.1") and not newest_torch.is_tracked("2.15.0")
+
+
+def test_a_recorded_difference_widens_the_gate_and_keeps_the_older_releases(tmp_path, monkeypatch):
+    from tools.snippets import gates
+
+    toml = tmp_path / "versions.toml"
+    toml.write_text('[one]\nsince = "2.6"\ndiffers_on = ["2.0"]\nwhy = "kept"\n')
+    monkeypatch.setattr(gates, "VERSION_GATES", toml)
+    monkeypatch.setattr(upgrade, "VERSION_GATES", toml)
+    upgrade.widen_gate("one", "2.7.1")
+    upgrade.widen_gate("two", "2.10.0")
+    found = gates.version_gates()
+    assert (found["one"].since, found["one"].differs_on, found["one"].why) == ("2.6", ("2.0", "2.7"), "kept")
+    assert found["two"].differs_on == ("2.10",) and "say why" in found["two"].why

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import doctest
+import faulthandler
 import os
 import re
 import sys
@@ -44,6 +45,9 @@ NORMALIZE = [
     (re.compile(r"\(Triggered internally at\s+[^)\s]+\)"), "(Triggered internally at...)"),
     # where the release's torch is installed: a path of the machine that recorded it
     (re.compile(r"(?<![\w.])/[^\s'\"]*/site-packages/"), "..."),
+    # the name a run gives the example's code, in a traceback that Dynamo prints ("from user
+    # code: File ..., line 4"): the tests, the recorder and check_guide.py each name it otherwise
+    (re.compile(r'File "[^"\n]+", line'), 'File "...", line'),
 ]
 
 
@@ -147,9 +151,15 @@ def pinned_torch() -> str:
     return re.search(r"^torch==(\S+)", (ROOT / "requirements.txt").read_text(encoding="utf-8"), re.MULTILINE)[1]
 
 
-def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
+def record_releases(snippets: list[Snippet], scripts: list, check: bool, every: bool = False) -> int:
     """On a torch other than the pin: record what each snippet gated off this release prints here
-    (<folder>/releases/<name>.md); forget this release for the others. Returns how many changed."""
+    (<folder>/releases/<name>.md); forget this release for the others. Returns how many changed.
+
+    With `every` (RECORD=all in the matrix: a release's first run, or examples new to the matrix),
+    every snippet runs, and one that prints something other than its page here is recorded too,
+    and its gate in snippets/versions.toml widened to this release (a new gate's `why` says to
+    write one): the review then reads each recorded difference and writes the page's note. A
+    snippet whose gate says its output varies from run to run is left to the maintainer."""
     import torch
 
     version = torch.__version__.split("+")[0]
@@ -158,6 +168,9 @@ def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
     changed = 0
     for snippet in snippets:
         gate = gates.get(snippet.name)
+        if every and not check and (gate is None or not (gate.excludes(here) or gate.warns or gate.varies_on)):
+            changed += _record_if_different(snippet, None, version)
+            continue
         if gate is None or not gate.excludes(here) or gate.warns:
             done = False if check else releases.forget(snippet.name, _file(snippet.path), version)
         else:
@@ -177,6 +190,9 @@ def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
         changed += _report(done, check, snippet.name, version)
     for script in scripts:
         gate = gates.get(script.stem)
+        if every and not check and (gate is None or not (gate.excludes(here) or gate.varies_on)):
+            changed += _record_if_different(None, script, version)
+            continue
         if gate is None or not gate.excludes(here):
             done = False if check else releases.forget(script.stem, _file(script), version)
         else:
@@ -186,6 +202,35 @@ def record_releases(snippets: list[Snippet], scripts: list, check: bool) -> int:
             done = stale if check else releases.record(script.stem, _file(script), version, "text", body)
         changed += _report(done, check, script.stem, version)
     return changed
+
+
+def _record_if_different(snippet: Snippet | None, script: Path | None, version: str) -> int:
+    """RECORD=all: run one snippet on this release; where it prints something other than its page,
+    record it and widen its gate to this release (tools/examples/upgrade.py, widen_gate)."""
+    from tools.examples.upgrade import widen_gate
+
+    if snippet is not None:
+        name, path, kind = snippet.name, snippet.path, "pycon"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with quiet_native_logs():
+                    body, _ = refresh(snippet, on_release=True)
+        except SnippetRaised as err:
+            print(f"not recorded: {err}")
+            return 0
+        same = body == snippet.fence["body"]
+    else:
+        name, path, kind = script.stem, script, "text"
+        result = run_distributed([script])[script] if is_distributed(script) else run_script(script)
+        body = releases.script_body(script_output(result), result.returncode, result.stderr)
+        same = result.returncode == 0 and body == script.with_suffix(".out").read_text(encoding="utf-8")
+    if same:
+        return int(releases.forget(name, _file(path), version))
+    releases.record(name, _file(path), version, kind, body)
+    widen_gate(name, version)
+    print(f"differs: {rel(path)} prints something else on torch {version}: recorded, gate widened")
+    return 1
 
 
 # What `make outputs NAME=<snippet>` (and `make test-docs NAME=...`) installs: `install` (torch and
@@ -233,6 +278,7 @@ def _report(done: bool, check: bool, name: str, version: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    faulthandler.enable()  # a crash inside torch names the snippet that was running (its traceback)
     offline.install()  # as in the tests: a download fails the refresh instead of being recorded
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="snippet names (default: all)")
@@ -240,6 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--release", action="store_true",
                         help="on a torch other than the pin: record what the gated snippets print "
                              "on it (<folder>/releases/<name>.md)")
+    parser.add_argument("--every", action="store_true",
+                        help="with --release: run every snippet, record each that differs here and "
+                             "widen its gate (RECORD=all make matrix)")
     parser.add_argument("--needs", action="store_true",
                         help="print the make targets that install what the snippets import "
                              "(`install`, and each optional layer one of them needs); run nothing")
@@ -270,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         scripts = [known_scripts[name] for name in args.names if name in known_scripts]
 
     if args.release:
-        changed = record_releases(snippets, scripts, args.check)
+        changed = record_releases(snippets, scripts, args.check, args.every)
         print(f"{len(snippets) + len(scripts)} snippets on torch {installed}: {changed} release outputs changed")
         return 1 if args.check and changed else 0
     changed = 0
@@ -316,4 +365,10 @@ def _print_needs(parser: argparse.ArgumentParser, names: list[str], like: bool) 
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # Leave without the interpreter's teardown: on some releases torch crashes there (SIGSEGV in
+    # autograd's thread-local queue) after a snippet whose last backward raised, as a recording on
+    # another release may end; everything is written and flushed by now.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

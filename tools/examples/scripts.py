@@ -111,15 +111,6 @@ def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Pat
         return results
 
 
-# What Gloo itself writes to stdout in each process when a process group starts, on torch 2.10 (seen
-# by the matrix; not on 2.9 or 2.11): "[Gloo] Rank 0 is connected to 1 peer ranks. Expected number of
-# connected peer ranks is : 1". A line of the library's, not of the script's: the compatibility page says so.
-GLOO_CONNECTED = re.compile(r"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks\. "
-                            r"Expected number of connected peer ranks is : \d+$")
-
-
 def script_output(result: "subprocess.CompletedProcess[str]") -> str:
-    """A script's stdout as <name>.out stores it: trailing spaces dropped, one newline per line,
-    Gloo's connection lines left out."""
-    return "".join(line.rstrip() + "\n" for line in result.stdout.splitlines()
-                   if not GLOO_CONNECTED.match(line.rstrip()))
+    """A script's stdout as <name>.out stores it: trailing spaces dropped, one newline per line."""
+    return "".join(line.rstrip() + "\n" for line in result.stdout.splitlines())

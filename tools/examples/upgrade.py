@@ -134,6 +134,21 @@ def write_gate(name: str, fields: dict[str, object], note: str) -> None:
     VERSION_GATES.write_text(text, encoding="utf-8")
 
 
+def widen_gate(name: str, version: str) -> None:
+    """Gate `name` off `version` too (RECORD=all recorded a difference there), keeping its other
+    fields; the releases named only for their recordings (OLDER) stay named."""
+    from tools.snippets.torch_releases import TRACKED
+
+    gate = version_gates().get(name)
+    excluded = {v for v in TRACKED if gate is not None and gate.excludes(releases.release(v))} | {version}
+    holds = [v for v in TRACKED if v not in excluded]
+    fields = gate_fields(holds, TRACKED)
+    older = [d for d in (gate.differs_on if gate else ()) if d not in {minor(v) for v in TRACKED}]
+    if older:
+        fields["differs_on"] = sorted({*fields.get("differs_on", []), *older}, key=key)
+    write_gate(name, fields, f"recorded on torch {version} by RECORD=all make matrix: say why")
+
+
 def turn_gates(old: str, new: str, tracked: list[str]) -> list[str]:
     """Gates that exclude the new pin: its recording becomes the page's output. Returns their names."""
     turned = []

@@ -66,16 +66,9 @@ def run_as_script(source: str, namespace: dict, filename: str) -> str:
     return printed.getvalue()
 
 
-# Gloo's own line in each process as a process group starts (torch 2.10): not the script's output
-GLOO_CONNECTED = re.compile(r"^\[Gloo\] Rank \d+ is connected to \d+ peer ranks\. "
-                            r"Expected number of connected peer ranks is : \d+$")
-
-
 def script_output(stdout: str) -> str:
-    """A script's stdout as the guide stores it: trailing spaces dropped, one newline per line,
-    Gloo's connection lines left out."""
-    return "".join(line.rstrip() + "\n" for line in stdout.splitlines()
-                   if not GLOO_CONNECTED.match(line.rstrip()))
+    """A script's stdout as the guide stores it: trailing spaces dropped, one newline per line."""
+    return "".join(line.rstrip() + "\n" for line in stdout.splitlines())
 
 
 # --- Version gates: outputs the pages say differ on some torch releases ----------------------

@@ -1,6 +1,6 @@
 """MkDocs hook: what a reader learns about a page before reading it (registered in mkdocs.yml).
 
-1. "Verified on torch 2.4.1–2.15.0 (8 of 8 releases tested), 2026-11-24" under the title of every
+1. "Verified on torch 2.4.1–2.15.0 (12 of 12 releases tested), 2026-11-24" under the title of every
    page with examples, from snippets/compatibility/verified.json, which `python -m tools.examples.compat`
    writes from the matrix results (never typed). An example that printed the page's output on
    fewer releases (snippets/versions.toml) shows its own range in its title bar. While an example
