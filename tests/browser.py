@@ -123,7 +123,7 @@ _STRINGS_JS = """() => ({
 # page has transient user activation (a reader's click gives it, for a few seconds; a script's
 # click does not): where `queryCommandEnabled('copy')` says it would be refused, the loop stops
 # and returns that button's index, for a reader's click (_record); the loop then resumes.
-COPY_WAIT_MS = 10_000
+COPY_WAIT_MS = 3_000  # a copy lands within milliseconds once the marker is read back; a button whose block has no code to copy (an output-only block of the compatibility page) waits this long for nothing
 _COPY_JS = """async (start) => {
   const settle = async (done) => {
     const until = performance.now() + WAIT;
@@ -143,6 +143,9 @@ _COPY_JS = """async (start) => {
     return text === marker ? '' : text;
   };
   window.guideCopy = {mark, read};
+  // a reader opens a collapsed block (the compatibility page's "??? note") before copying from it;
+  // a button inside a closed <details> copies nothing, and each would wait COPY_WAIT_MS
+  document.querySelectorAll('details:not([open])').forEach(details => { details.open = true; });
   const buttons = [...document.querySelectorAll('BUTTONS')];
   const copied = [];
   for (let i = start; i < buttons.length; i++) {

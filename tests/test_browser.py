@@ -195,7 +195,7 @@ def browsed(builds):
         done: Future = Future()
         done.set_result(build)
         start_browser(site, done)
-    return _JOB["browse"].result(timeout=900)
+    return _JOB["browse"].result(timeout=1200)
 
 
 @pytest.fixture
