@@ -312,8 +312,12 @@ def browse(site: Path, paths: list[str], searches: dict[str, list[str]], port: i
     try:
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             shares = [paths[i::WORKERS] for i in range(WORKERS)]
+            # each language's searches in a browser of its own: one browser typing all of them
+            # (437 queries into a search index that grew with the Questions page) was the job's tail
+            kinds = list(searches.items())
+            asked = [dict(kinds[i::WORKERS]) for i in range(WORKERS)]
             jobs = [
-                pool.submit(_worker, server.url, share, searches if i == WORKERS - 1 else {}, visits, found, on_blocks)
+                pool.submit(_worker, server.url, share, asked[i], visits, found, on_blocks)
                 for i, share in enumerate(shares)
             ]
             for job in jobs:
