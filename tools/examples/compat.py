@@ -330,12 +330,10 @@ def difference_rows() -> str:
         pinned = pinned_output(name)
         for section in sorted(sections, key=lambda s: min(releases.release(v) for v in s.releases)):
             lines = releases.differing_lines(pinned, section.output())
-            if not lines:  # an empty block would get a copy button that copies nothing
-                parts.append(f"{link} · torch {', '.join(section.releases)}: no printed line differs "
-                             "from the page's\n")
-                continue
-            parts.append(f"{link} · torch {', '.join(section.releases)}\n\n```text\n"
-                         + "".join(line + "\n" for line in lines) + "```\n")
+            head = f"{link} · torch {', '.join(section.releases)}"
+            # no empty block: its copy button would copy nothing
+            parts.append(f"{head}\n\n```text\n" + "".join(line + "\n" for line in lines) + "```\n" if lines
+                         else f"{head}: no printed line differs from the page's\n")
     return "\n".join(parts)
 
 

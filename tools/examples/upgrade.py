@@ -222,10 +222,6 @@ def record_old_pin(old: str, before: dict[str, str], turned: list[str]) -> list[
 
 # --- 7. the review list ------------------------------------------------------------------------
 
-def changed_lines(before: str, after: str) -> list[str]:
-    return releases.differing_lines(before, after)
-
-
 def quoted_in_prose(removed: list[str], old: str) -> list[str]:
     """Lines of the pages (both languages) that quote a removed output line or name the old pin."""
     needles = {line.strip() for line in removed if len(line.strip()) >= 8 and re.search(r"\w{3}", line)}
@@ -246,7 +242,7 @@ def review(old: str, new: str, before: dict[str, str], turned: list[str], record
         now = path.read_text(encoding="utf-8")
         if before.get(rel, now) == now:
             continue
-        lines = changed_lines(before[rel], now)
+        lines = releases.differing_lines(before[rel], now)
         removed_all += [line[1:] for line in lines if line.startswith("-")]
         examples.append(f"## {rel}\n\n```diff\n" + "\n".join(lines) + "\n```\n")
     parts.append(f"{len(examples)} example(s) print something else on torch {new}.\n")
@@ -268,7 +264,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("torch", nargs="?", help="the release to move the guide to, X.Y.Z")
     parser.add_argument("--torchvision", help="its torchvision (needed when the release is not tracked yet)")
     parser.add_argument("--review", action="store_true", help="print the last review list")
-    parser.add_argument("--skip-install", action="store_true", help=argparse.SUPPRESS)  # the tests
     args = parser.parse_args(argv)
     if args.review:
         print(REVIEW.read_text(encoding="utf-8") if REVIEW.exists() else "no upgrade has run here")
@@ -298,13 +293,11 @@ def main(argv: list[str] | None = None) -> int:
         move_requirements(old, new, torchvision)
         STATE.parent.mkdir(parents=True, exist_ok=True)
         STATE.write_text(json.dumps({"old": old, "new": new, "turned": turned, "before": before}), encoding="utf-8")
-    if not args.skip_install:
-        run("make", *INSTALL)  # 4.
-        run(str(BIN / "python"), "-m", "tools.examples.refresh_outputs")  # 5.
+    run("make", *INSTALL)  # 4.
+    run(str(BIN / "python"), "-m", "tools.examples.refresh_outputs")  # 5.
     recorded = record_old_pin(old, before, turned)
-    if not args.skip_install:  # 6.
-        run(str(BIN / "python"), "-m", "tools.examples.compat", "--stored")
-        run("make", "generate")
+    run(str(BIN / "python"), "-m", "tools.examples.compat", "--stored")  # 6.
+    run("make", "generate")
     text = review(old, new, before, turned, recorded)  # 7.
     REVIEW.parent.mkdir(parents=True, exist_ok=True)
     REVIEW.write_text(text, encoding="utf-8")
