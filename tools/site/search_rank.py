@@ -21,7 +21,11 @@ tests/test_browser.py searches every error line the pages print or quote, as pri
 terminal prints it (as_a_terminal_prints), in both languages: each finds a page that shows it among
 the first three results.
 
-The change is four replacements in Material's minified worker (pinned in requirements-site.txt),
+It also mends a Lunr bug that broke the Chinese site's search for any query holding the word `0`
+(with the guide's 2026-11 text; which words break depends on the whole index): see the last
+replacement.
+
+The change is five replacements in Material's minified worker (pinned in requirements-site.txt),
 made after the build. If one of them no longer matches (a Material upgrade), the hook says so
 with a warning, which fails the strict build.
 """
@@ -64,6 +68,12 @@ REPLACEMENTS = [
      "s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f,"
      + MARK + ":guideRank(r.length,guideQ,f,(this.map.get(o)||{}).text||\"\",(this.map.get(o)||{}).title)}))"),
     (".sort((s,o)=>o.score-s.score)", ".sort((s,o)=>o." + MARK + "-s." + MARK + "||o.score-s.score)"),
+    # Lunr's TokenSet key is each edge's label followed by the child's id with nothing between, so
+    # with digit labels two different nodes can share a key ("1"->23 and "1"->2,"3"->4 read alike
+    # once ids grow) and the minimised word graph joins them: the query `0` expanded to
+    # "0.8750.0125", a word that is not in the index, and the worker threw (lunr.js#503 is this
+    # symptom). A comma after each id makes the key unambiguous.
+    ("e=e+s+o.id}return e}", "e=e+s+o.id+\",\"}return e}"),
 ]
 
 
