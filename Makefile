@@ -57,8 +57,10 @@ $(BIN)/.installed-frameworks: $(BIN)/.installed requirements-frameworks.txt
 # torchvision, transformers, captum, Lightning, Opacus, diffusers and PyG, for the real-model and training-loop
 # pages: the tests need them, the site does not. torch is reinstalled with them: a .venv made by an older Makefile may hold a CPU-only torch
 # build, which torchvision's wheel cannot load with.
-$(BIN)/.installed-models: $(BIN)/.installed requirements-models.txt
-	$(UV) --reinstall-package torch -r requirements-models.txt
+# Left out (models-excludes.txt): what ultralytics and transformer-lens pull in for logging and
+# data frames, which no example imports (about 225 MB).
+$(BIN)/.installed-models: $(BIN)/.installed requirements-models.txt models-excludes.txt
+	$(UV) --reinstall-package torch --excludes models-excludes.txt -r requirements-models.txt
 	touch $@
 
 .PHONY: help
