@@ -120,7 +120,6 @@ OPTIONAL = {
     "ultralytics": "install-models",
     "transformer_lens": "install-models",
     "nnsight": "install-models",
-    "torchaudio": "install-models",
 }
 
 
