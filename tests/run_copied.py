@@ -5,7 +5,7 @@
 Input, one JSON object a line, as the browser finds them: {"language": "pycon" | "cell" |
 "python", "text": ...}. Each runs as it arrives (so the runs overlap the browsing):
 - pycon, cell (a notebook cell): as a script in a fresh module of this one process (torch is imported once), with
-  Dynamo's caches reset first, as in a new process;
+  what an earlier copy or import changed restored first, as in a new process (tools/examples/fresh.py);
 - python (the script snippets, which start processes of their own): written to a file in an empty
   folder and run there with `python <file>`, as tools.snippets.run_script runs the snippets; the
   two-process scripts (the standard launch block, tests/test_scripts.py checks it byte for byte)
@@ -27,13 +27,13 @@ from pathlib import Path
 
 from tools.examples import offline
 from tools.examples.evaluate import module_globals, run_as_script
+from tools.examples.fresh import as_in_a_new_process
 from tools.examples.scripts import apart_libraries, run_distributed, run_script, script_output
 from tools.snippets import is_distributed
 
 
 def run_pycon(text: str, index: int) -> dict:
-    if "torch._dynamo" in sys.modules:
-        sys.modules["torch._dynamo"].reset()
+    as_in_a_new_process()
     try:
         printed = run_as_script(text, module_globals(f"copied_{index}"), f"<copied {index}>")
     except BaseException:  # a failing copy is a result, not a crash of the runner

@@ -13,7 +13,6 @@ started right after collection (below, "The second process"); their tests here r
 and message, and come last, so that both processes run at once.
 """
 
-import logging
 import os
 import re
 import subprocess
@@ -30,6 +29,7 @@ from sybil import Sybil
 from sybil.parsers.markdown import PythonCodeBlockParser
 
 from tools.examples.evaluate import PyconParser, module_globals, release_problems
+from tools.examples.fresh import as_in_a_new_process
 from tools.snippets import DOCS, FLAGS, ROOT, SNIPPETS, is_snippet, releases, torch_release, version_gates
 from tools.snippets import rel as rel_path
 
@@ -245,45 +245,11 @@ def _second_outcome(nodeid: str) -> tuple[str, str]:
 _STARTED: set[str] = set()
 
 
-def _print_options() -> tuple[dict, dict]:
-    import numpy
-    import torch
-
-    opts = torch._tensor_str.PRINT_OPTS
-    return ({"precision": opts.precision, "threshold": opts.threshold, "edgeitems": opts.edgeitems,
-             "linewidth": opts.linewidth, "sci_mode": opts.sci_mode}, numpy.get_printoptions())
-
-
-_TORCH_PRINT, _NUMPY_PRINT = _print_options()  # before any example runs
-
-
 def _as_in_a_fresh_process(example) -> None:
-    """Before a file's first example: forget what earlier files compiled, as a reader's new
-    process would. Dynamo caches compiled code per function (nn.Linear.forward is one function for
-    every Linear) and, past its recompile limit, runs it uncompiled: graph counts would then
-    depend on which files ran before."""
-    import sys
-
+    """Before a file's first example: the process as a reader's new one has it (tools/examples/fresh.py)."""
     if example.path not in _STARTED:
         _STARTED.add(example.path)
-        if "torch._dynamo" in sys.modules:
-            sys.modules["torch._dynamo"].reset()
-        # What an import changes for the whole process (ultralytics sets numpy's float format and
-        # torch's line width, transformer_lens transformers' verbosity), and the messages
-        # transformers logs once per process (logger.warning_once is an lru_cache): as a new
-        # process has them.
-        import torch
-
-        torch.set_printoptions(**_TORCH_PRINT)
-        if "numpy" in sys.modules:
-            sys.modules["numpy"].set_printoptions(**_NUMPY_PRINT)
-        if "transformers" in sys.modules:  # importing transformer_lens sets it to errors only
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.set_verbosity(hf_logging._get_default_logging_level())
-        warning_once = getattr(logging.Logger, "warning_once", None)
-        if warning_once is not None and hasattr(warning_once, "cache_clear"):
-            warning_once.cache_clear()
+        as_in_a_new_process()
 
 
 @pytest.mark.parametrize("example", EXAMPLES)

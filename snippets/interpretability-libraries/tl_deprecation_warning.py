@@ -12,5 +12,6 @@ cfg = HookedTransformerConfig(n_layers=2, d_model=16, n_heads=2, d_head=8, d_voc
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     model = HookedTransformer(cfg)  # random weights, nothing downloaded
-for warning in caught:
-    print(f"{os.path.basename(warning.filename)}: {warning.category.__name__}: {warning.message}")
+for warning in caught:  # the file it names: this script's, whatever its name
+    named = "this script" if os.path.abspath(warning.filename) == os.path.abspath(__file__) else warning.filename
+    print(f"{named}: {warning.category.__name__}: {warning.message}")

@@ -62,7 +62,10 @@ HELPERS = (
 REPLACEMENTS = [
     ("var U=class{", HELPERS + "var U=class{"),
     # the query as typed, before Material rewrites it into Lunr's syntax
-    ("search(e){", "search(e){let guideQ=guideWords(e);"),
+    # A pasted line has no query syntax: "the smallest input value was -0.9091" made Lunr drop
+    # every section holding 0.9091 (a leading - prohibits a term), the very section that shows it.
+    ("search(e){", "search(e){if(e.trim().split(/\\s+/).length>4)e=e.replace(/(^|\\s)[-+]+(?=\\S)/g,\"$1\");"
+     "let guideQ=guideWords(e);"),
     # r: the query's clauses, o: the section's location, f: the query words it contains
     ("s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f}))",
      "s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f,"
