@@ -16,6 +16,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from tools.examples import offline  # noqa: E402
+from tools.snippets import ROOT  # noqa: E402
 
 offline.install()  # an example that reaches for a model hub or the network fails, never skips
 
@@ -23,16 +24,25 @@ _WORKDIR: list[Path] = []
 
 
 def pytest_collection_modifyitems(items):
-    """The examples the second process runs (tests/test_examples.py) are reported last: by then
-    it has run them, while this process ran everything else."""
+    """Tests that wait for background work come after those that do not, in the order that work
+    ends: this process runs its own tests while the builds, scripts, second examples process and
+    browser job run (waiting at the first test of test_browser.py, alphabetically second, left it
+    idle for four of a fresh clone's six minutes). Within each group the order is unchanged."""
     examples = sys.modules.get("tests.test_examples")
-    if examples is None or not examples.SECOND:
-        return
-    later = [item for item in items if examples._document_of(item.nodeid) in examples.SECOND
-             and item.nodeid.startswith("tests/test_examples.py")]
-    if later:
-        chosen = set(map(id, later))
-        items[:] = [item for item in items if id(item) not in chosen] + later
+    second = examples.SECOND if examples is not None else set()
+
+    def waits_for(item) -> int:
+        if item.nodeid.startswith("tests/test_browser.py") or "browsed" in item.fixturenames:
+            return 4  # the browser job: last to end
+        if second and item.nodeid.startswith("tests/test_examples.py") and examples._document_of(item.nodeid) in second:
+            return 3  # the second examples process
+        if {"site", "builds"} & set(item.fixturenames):
+            return 2  # the site builds
+        if item.nodeid.startswith("tests/test_scripts.py"):
+            return 1  # the script snippets
+        return 0
+
+    items.sort(key=waits_for)  # stable
 
 
 def pytest_collection_finish(session):
@@ -61,6 +71,9 @@ def pytest_collection_finish(session):
             _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
             start_builds(_WORKDIR[0])
         start_browser(*_STARTED["site"])
+        from tests.test_scripts import SCRIPTS, start_scripts  # a copy equal to a script reads its run
+
+        start_scripts([path.relative_to(ROOT).as_posix() for path in SCRIPTS])  # no-op if started above
 
 
 def pytest_sessionfinish(session):

@@ -6,7 +6,11 @@ Input, one JSON object a line, as the browser finds them: {"language": "pycon" |
 "python", "text": ...}. Each runs as it arrives (so the runs overlap the browsing):
 - pycon, cell (a notebook cell): as a script in a fresh module of this one process (torch is imported once), with
   what an earlier copy or import changed restored first, as in a new process (tools/examples/fresh.py);
-- python (the script snippets, which start processes of their own): written to a file in an empty
+- python equal to a script snippet (snippets/<folder>/<name>.py, byte for byte but for trailing
+  blank lines): not run again: tests/test_scripts.py runs that file as a reader runs its copy
+  (`python <name>.py` alone in an empty folder, tools/examples/scripts.py), and the browser test
+  reads that run; the result names the file: {"script": "snippets/..."};
+- other python (the script snippets, which start processes of their own): written to a file in an empty
   folder and run there with `python <file>`, as tools.snippets.run_script runs the snippets; the
   two-process scripts (the standard launch block, tests/test_scripts.py checks it byte for byte)
   wait for the end and run together as the tests run them, forked from one process that imported
@@ -29,7 +33,7 @@ from tools.examples import offline
 from tools.examples.evaluate import module_globals, run_as_script
 from tools.examples.fresh import as_in_a_new_process
 from tools.examples.scripts import apart_libraries, run_distributed, run_script, script_output
-from tools.snippets import is_distributed
+from tools.snippets import ROOT, is_distributed, script_paths
 
 
 def run_pycon(text: str, index: int) -> dict:
@@ -67,6 +71,14 @@ def run_distributed_copies(texts: dict[int, str], folder: Path) -> dict[int, dic
                     "error": done[path].stderr[-3000:]} for index, path in paths.items()}
 
 
+def same_script(text: str) -> str | None:
+    """The script snippet whose file is this text (trailing blank lines aside), as a path from the root."""
+    for path in script_paths():
+        if path.read_text(encoding="utf-8").rstrip() == text.rstrip():
+            return path.relative_to(ROOT).as_posix()
+    return None
+
+
 def main() -> None:
     offline.install()
     found: dict[int, dict] = {}
@@ -76,6 +88,10 @@ def main() -> None:
             job = json.loads(line)
             if job["language"] != "python":
                 found[index] = run_pycon(job["text"], index)
+                continue
+            script = same_script(job["text"])
+            if script is not None:
+                found[index] = {"script": script}
                 continue
             path = Path(folder) / "probe.py"
             path.write_text(job["text"], encoding="utf-8")

@@ -5,6 +5,7 @@ that they overlap with the rest of the suite.
 """
 
 import shutil
+import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -76,10 +77,24 @@ def _params():
             yield pytest.param(path, id=rel)
 
 
+def script_result(path: Path) -> "subprocess.CompletedProcess[str]":
+    """This session's run of a script snippet (tests/test_browser.py reads it for a copy equal to
+    the file); one not started with the others runs now."""
+    start_scripts()
+    if path not in _RUNS:
+        return run_distributed([path])[path] if path in DISTRIBUTED else run_script(path)
+    return _RUNS[path].result()
+
+
+def as_a_copy_ran(path: Path) -> dict:
+    """That run as tests/run_copied.py reports a copy's run (tests/test_browser.py)."""
+    result = script_result(path)
+    return {"ok": result.returncode == 0, "stdout": script_output(result), "error": result.stderr[-3000:]}
+
+
 @pytest.mark.parametrize("path", list(_params()))
 def test_script_prints_its_expected_output(path):
-    start_scripts()
-    result = _RUNS[path].result()
+    result = script_result(path)
     rel = path.relative_to(ROOT).as_posix()
     gate = GATES.get(path.stem)
     if gate is not None and gate.excludes(RELEASE):

@@ -215,3 +215,25 @@ def test_each_language_has_its_own_not_found_page(site, lang):
     assert switch == {"en": path, "zh": f"{path}zh/"}, f"{root}404.html: language links {switch}"
     base = re.search(r'"base": "([^"]*)"', text)[1]
     assert base == path + root, f"{root}404.html: search looks for its index under {base}"
+
+
+def test_sitemaps_list_every_page_of_their_languages(site):
+    """The root sitemap lists every Markdown page of both languages, the Chinese one its own; each
+    .gz holds the same text. (tools/site/parallel_languages.py joins the two passes' lists.)"""
+    import gzip
+
+    def listed(sitemap: Path) -> list[str]:
+        return sorted(url.removeprefix(SITE_URL) for url in re.findall(r"<loc>([^<]+)</loc>", _read(sitemap)))
+
+    def served(page: Source) -> str:  # 'zh/pitfalls/', '' for the home page
+        folder = site_path(page, site).parent.relative_to(site).as_posix()
+        return "" if folder == "." else folder + "/"
+
+    every = sorted(served(page) for page in PAGES if page.path.suffix == ".md")  # i18n leaves notebooks out
+    assert listed(site / "sitemap.xml") == every, "sitemap.xml does not list every page once"
+    chinese = [path for path in every if path.startswith("zh/")]
+    assert listed(site / "zh" / "sitemap.xml") == chinese, "zh/sitemap.xml does not list the Chinese pages"
+    for sitemap in (site / "sitemap.xml", site / "zh" / "sitemap.xml"):
+        packed = sitemap.with_name("sitemap.xml.gz")
+        if packed.exists():
+            assert gzip.decompress(packed.read_bytes()).decode("utf-8") == _read(sitemap), f"{packed} differs"

@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from tools.snippets.model import DISTRIBUTED_TIMEOUT, SCRIPT_TIMEOUT, SNIPPETS, rel
+from tools.snippets.model import DISTRIBUTED_TIMEOUT, SCRIPT_TIMEOUT, rel
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float,
@@ -65,26 +66,35 @@ def _with_apart(env: dict[str, str], path: Path) -> dict[str, str]:
 
 
 def run_script(path: Path, timeout: float = SCRIPT_TIMEOUT) -> "subprocess.CompletedProcess[str]":
-    """Run a script snippet as a reader would, from its folder, in a fresh inductor cache.
+    """Run a script snippet as a reader runs a copy of it: `python <name>.py` in an empty folder
+    (nothing beside it to read), with a fresh inductor cache. So its result is also the copy
+    button's (tests/test_browser.py uses it for a copy equal to the file).
 
     TORCHINDUCTOR_VEC_ISA_OK=0 skips inductor's probe of the CPU's vector instruction sets
     (test programs compiled with g++ on every fresh cache): it changes the speed of the generated
     code, not its results, and saves the suite more than ten seconds.
     """
-    with tempfile.TemporaryDirectory(prefix="guide-inductor-") as cache:
-        return _run([sys.executable, path.name], path.parent, _with_apart(_script_env(cache), path),
+    with tempfile.TemporaryDirectory(prefix="guide-script-") as folder:
+        work, cache = Path(folder) / "work", Path(folder) / "inductor"
+        work.mkdir()
+        shutil.copyfile(path, work / path.name)
+        return _run([sys.executable, path.name], work, _with_apart(_script_env(str(cache)), path),
                     timeout, rel(path))
 
 
-def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Path = SNIPPETS
+def run_distributed(paths: list[Path], timeout: float = SCRIPT_TIMEOUT, cwd: Path | None = None
                     ) -> "dict[Path, subprocess.CompletedProcess[str]]":
     """Run several distributed script snippets from ONE process (tools/examples/distributed_runner.py),
     which imports torch once and forks each script's two workers from there: a script run on its
     own costs a torch import in each of its processes. Each script gets DISTRIBUTED_TIMEOUT
     seconds (at most `timeout`). Returns, per script, what its own run would return: rank 0's
     output then rank 1's, and a non-zero code if either rank raised or the script was killed.
-    The runner works in `cwd`; its temporary folder is each result's args[2]."""
+    The runner works in `cwd` (default: an empty folder, as a reader's copy runs); its temporary
+    folder is each result's args[2]."""
     with tempfile.TemporaryDirectory(prefix="guide-distributed-") as folder:
+        if cwd is None:
+            cwd = Path(folder) / "work"
+            cwd.mkdir()
         names = ", ".join(p.name for p in paths)
         runner = Path(__file__).with_name("distributed_runner.py")
         each = min(DISTRIBUTED_TIMEOUT, timeout)
