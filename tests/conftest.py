@@ -76,6 +76,16 @@ def pytest_collection_finish(session):
         start_scripts([path.relative_to(ROOT).as_posix() for path in SCRIPTS])  # no-op if started above
 
 
+def pytest_runtest_logreport(report):
+    """Each example test's outcome, by document, for tests/test_browser.py: a copy equal to a
+    snippet's code reads its examples' outcomes instead of running them again."""
+    if report.nodeid.startswith("tests/test_examples.py::test_example["):
+        examples = sys.modules["tests.test_examples"]
+        if report.failed or report.skipped or report.when == "call":
+            examples.OUTCOMES.setdefault(examples._document_of(report.nodeid), {})[report.nodeid] = (
+                "failed" if report.failed else "skipped" if report.skipped else "passed")
+
+
 def pytest_sessionfinish(session):
     for workdir in _WORKDIR:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -6,6 +6,11 @@ Input, one JSON object a line, as the browser finds them: {"language": "pycon" |
 "python", "text": ...}. Each runs as it arrives (so the runs overlap the browsing):
 - pycon, cell (a notebook cell): as a script in a fresh module of this one process (torch is imported once), with
   what an earlier copy or import changed restored first, as in a new process (tools/examples/fresh.py);
+- pycon equal to a snippet's code (what `Snippet.script()` says the copy button gives): not run
+  again: tests/test_examples.py runs that snippet's examples as the copied script, in order in a
+  fresh module, and rejects a value the >>> prompt would echo; the browser test reads those
+  examples' outcomes; the result names the file: {"snippet": "snippets/..."} (notebook cells and the
+  pages' own blocks still run here);
 - python equal to a script snippet (snippets/<folder>/<name>.py, byte for byte but for trailing
   blank lines): not run again: tests/test_scripts.py runs that file as a reader runs its copy
   (`python <name>.py` alone in an empty folder, tools/examples/scripts.py), and the browser test
@@ -33,7 +38,7 @@ from tools.examples import offline
 from tools.examples.evaluate import module_globals, run_as_script
 from tools.examples.fresh import as_in_a_new_process
 from tools.examples.scripts import apart_libraries, run_distributed, run_script, script_output
-from tools.snippets import ROOT, is_distributed, script_paths
+from tools.snippets import ROOT, Snippet, is_distributed, script_paths, snippet_paths
 
 
 def run_pycon(text: str, index: int) -> dict:
@@ -43,6 +48,19 @@ def run_pycon(text: str, index: int) -> dict:
     except BaseException:  # a failing copy is a result, not a crash of the runner
         return {"ok": False, "stdout": "", "error": traceback.format_exc(limit=-3)}
     return {"ok": True, "stdout": printed, "error": ""}
+
+
+def as_its_examples_ran(snippet: str, text: str, index: int) -> dict:
+    """In the test process (tests/test_browser.py): what a copy equal to a snippet's code prints,
+    from that snippet's examples, each of which ran as part of the copied script (in order, in a
+    fresh module, a value the >>> prompt would echo rejected: tools/examples/evaluate.py's
+    ScriptEvaluator) and printed its expected output. Where they did not all run and pass in this
+    session (the browser tests run alone), the copy runs here."""
+    from tests.test_examples import examples_passed
+
+    if examples_passed(snippet):
+        return {"ok": True, "stdout": Snippet.load(ROOT / snippet).expected_output(), "error": ""}
+    return run_pycon(text, index)
 
 
 def run_python(text: str) -> dict:
@@ -71,6 +89,23 @@ def run_distributed_copies(texts: dict[int, str], folder: Path) -> dict[int, dic
                     "error": done[path].stderr[-3000:]} for index, path in paths.items()}
 
 
+def _lines(text: str) -> str:
+    return "\n".join(line.rstrip() for line in text.rstrip().splitlines())
+
+
+_SNIPPETS: dict[str, str] = {}
+
+
+def same_snippet(text: str) -> str | None:
+    """The snippet whose code (without prompts or output) is this text, as a path from the root."""
+    if not _SNIPPETS:
+        for path in snippet_paths():
+            snippet = Snippet.load(path)
+            if len(snippet.fences()) == 1:
+                _SNIPPETS.setdefault(_lines(snippet.script()), snippet.rel)
+    return _SNIPPETS.get(_lines(text))
+
+
 def same_script(text: str) -> str | None:
     """The script snippet whose file is this text (trailing blank lines aside), as a path from the root."""
     for path in script_paths():
@@ -86,6 +121,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="guide-copied-") as folder:
         for index, line in enumerate(sys.stdin):
             job = json.loads(line)
+            if job["language"] == "pycon" and same_snippet(job["text"]) is not None:
+                found[index] = {"snippet": same_snippet(job["text"])}
+                continue
             if job["language"] != "python":
                 found[index] = run_pycon(job["text"], index)
                 continue

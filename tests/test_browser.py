@@ -29,6 +29,8 @@ import pytest
 from tests.browser import browse, missing_browser, same_origin
 from tests.built_site import BUILD_TIMES, REPOSITORY, SITE_URL, builds  # noqa: F401  (builds: the session's strict build)
 from tests.pages import Source, pages, site_path
+from tests.run_copied import as_its_examples_ran
+from tests.test_scripts import as_a_copy_ran
 from tools.snippets import DOCS, FLAGS, ROOT
 
 pytestmark = pytest.mark.browser
@@ -235,9 +237,10 @@ def test_copied_code_runs_and_prints_what_the_page_shows(browsed, visit, page):
     for index, block in enumerate(blocks):
         where = f"{page.rel}: the copied {block.title or block.language} (block {index + 1})"
         result = ran[(block.language, block.copied)]
+        if "snippet" in result:  # a snippet's code: tests/test_examples.py runs it as this script
+            where += f" (= {result['snippet']}, whose examples tests/test_examples.py runs as this script)"
+            result = as_its_examples_ran(result["snippet"], block.copied, index)
         if "script" in result:  # the file itself: tests/test_scripts.py's run is this copy's run
-            from tests.test_scripts import as_a_copy_ran
-
             where += f" (= {result['script']}, run by tests/test_scripts.py as a copy runs)"
             result = as_a_copy_ran(ROOT / result["script"])
         assert result["ok"], f"{where} fails when run as a script:\n{result['error']}"

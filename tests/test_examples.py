@@ -168,6 +168,14 @@ def _second_process_documents() -> list[str]:
 
 
 SECOND = set(_second_process_documents())
+OUTCOMES: dict[str, dict[str, str]] = {}  # document -> {test id: outcome}, filled by conftest.py
+
+
+def examples_passed(document: str) -> bool:
+    """Every collected example of the document ran in this session and passed (tests/test_browser.py)."""
+    ids = [param.id for param in EXAMPLES if param.id.split(":")[0].split(" (")[0] == document]
+    seen = OUTCOMES.get(document, {})
+    return bool(ids) and len(seen) == len(ids) and all(outcome == "passed" for outcome in seen.values())
 _SECOND_RUN: dict = {}
 
 

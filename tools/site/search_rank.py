@@ -48,11 +48,15 @@ HELPERS = (
     # and what differs from the page's run (another shape, tensor type or node name)
     "function guideRun(q,t){let a=q.split(\" \"),at=new Map,best=0,prev=new Map;"
     "a.forEach((w,i)=>{at.has(w)||at.set(w,[]);at.get(w).push(i)});"
-    "for(const w of t.split(\" \")){let cur=new Map;for(const i of at.get(w)||[]){"
+    "for(const w of t){let cur=new Map;for(const i of at.get(w)||[]){"
     "let r=(prev.get(i-1)||0)+1;cur.set(i,r);if(r>best)best=r}prev=cur}return best}"
-    "function guideRank(n,q,terms,text,title){if(n<5)return 0;"
+    # each section's words, worked out once per page: a pasted line matches hundreds of sections
+    # by one common word or another, and redoing them for every query took most of its time
+    "const guideSeen=new Map;function guideText(o,t){let w=guideSeen.get(o);"
+    "if(w===undefined){w=guideWords(t).split(\" \");guideSeen.set(o,w)}return w}"
+    "function guideRank(n,q,terms,o,text,title){if(n<5)return 0;"
     "let k=Object.values(terms).filter(Boolean).length,m=(title||\"\").match(/\"([^\"]+)\"/),"
-    "h=guideWords(m?m[1]:title||\"\"),run=q?guideRun(q,guideWords(text)):0;"
+    "h=guideWords(m?m[1]:title||\"\"),run=q?guideRun(q,guideText(o,text)):0;"
     'return(run>3?run*1e3:0)'
     # a heading that quotes the message (or the message that quotes the heading's phrase)
     '+(q&&h.split(" ").length>3&&((" "+q+" ").includes(" "+h+" ")||(" "+h+" ").includes(" "+q+" "))?500:0)+k}'
@@ -69,7 +73,7 @@ REPLACEMENTS = [
     # r: the query's clauses, o: the section's location, f: the query words it contains
     ("s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f}))",
      "s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f,"
-     + MARK + ":guideRank(r.length,guideQ,f,(this.map.get(o)||{}).text||\"\",(this.map.get(o)||{}).title)}))"),
+     + MARK + ":guideRank(r.length,guideQ,f,o,(this.map.get(o)||{}).text||\"\",(this.map.get(o)||{}).title)}))"),
     (".sort((s,o)=>o.score-s.score)", ".sort((s,o)=>o." + MARK + "-s." + MARK + "||o.score-s.score)"),
     # Lunr's TokenSet key is each edge's label followed by the child's id with nothing between, so
     # with digit labels two different nodes can share a key ("1"->23 and "1"->2,"3"->4 read alike
