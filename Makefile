@@ -124,7 +124,7 @@ test-py313: $(BIN)/.installed-matrix system-packages  ## Run the doc-tests on Py
 	$(BIN)/nox -s doctests_py313 --force-python $(PY313)
 
 .PHONY: system-packages
-system-packages:  ## Install the Debian packages the tests need, if missing (g++, chromium)
+system-packages:  ## Install the Debian packages the tests need, if missing (g++, chromium, chromium-headless-shell)
 	@.ci/system-packages
 
 .PHONY: test

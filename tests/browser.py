@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tools.dev.serve import CHROMIUM_FLAGS, Server, chromium_path
+from tools.dev.serve import CHROMIUM_FLAGS, Server, headless_chromium_path
 
 TIMEOUT_MS = 15_000
 
@@ -33,8 +33,9 @@ def missing_browser() -> str | None:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "the Python package playwright is not installed (make install)"
-    if chromium_path() is None:
-        return "Debian's chromium is not installed (make system-packages, or apt-get install chromium)"
+    if headless_chromium_path() is None:
+        return ("neither Debian's chromium-headless-shell nor its chromium is installed (make system-packages, "
+                "or apt-get install chromium-headless-shell)")
     return None
 
 
@@ -292,7 +293,7 @@ def _worker(url: str, paths: list[str], searches: dict[str, list[str]], visits: 
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:  # one per thread: the sync API is not thread-safe
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        browser = playwright.chromium.launch(executable_path=headless_chromium_path(), args=CHROMIUM_FLAGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.set_default_timeout(TIMEOUT_MS)
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
