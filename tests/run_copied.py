@@ -121,8 +121,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="guide-copied-") as folder:
         for index, line in enumerate(sys.stdin):
             job = json.loads(line)
-            if job["language"] == "pycon" and same_snippet(job["text"]) is not None:
-                found[index] = {"snippet": same_snippet(job["text"])}
+            snippet = same_snippet(job["text"]) if job["language"] == "pycon" else None
+            if snippet is not None:
+                found[index] = {"snippet": snippet}
                 continue
             if job["language"] != "python":
                 found[index] = run_pycon(job["text"], index)

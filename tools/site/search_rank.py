@@ -51,7 +51,7 @@ HELPERS = (
     "for(const w of t){let cur=new Map;for(const i of at.get(w)||[]){"
     "let r=(prev.get(i-1)||0)+1;cur.set(i,r);if(r>best)best=r}prev=cur}return best}"
     # each section's words, worked out once per page: a pasted line matches hundreds of sections
-    # by one common word or another, and redoing them for every query took most of its time
+    # by one common word or another (20 long pasted lines in the browser: 11.0 s -> 9.1 s)
     "const guideSeen=new Map;function guideText(o,t){let w=guideSeen.get(o);"
     "if(w===undefined){w=guideWords(t).split(\" \");guideSeen.set(o,w)}return w}"
     "function guideRank(n,q,terms,o,text,title){if(n<5)return 0;"
