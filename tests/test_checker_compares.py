@@ -214,3 +214,12 @@ def test_a_script_that_needs_a_module_torch_needs_there_is_not_run(module):
     result = module.Result(name, 1)
     module._script_result(result, 1, "", "ModuleNotFoundError: No module named 'os'\n", module.release("2.13"))
     assert result.status == module.DIFFERS  # os is there: a real difference
+
+
+def test_a_warning_gate_compares_its_differs_on_releases_with_their_recordings(module):
+    """As tools.snippets.Gate.warns_on: the warning's releases are those since/before exclude, not
+    those of differs_on (compared with the guide's recording there)."""
+    fields = {"before": "2.14", "differs_on": ["2.9"], "warns": "is deprecated"}
+    for release, warns in (((2, 15), True), ((2, 9), False), ((2, 12), False)):
+        assert module.gate_warns(fields, release) is warns, release
+    assert not module.gate_warns(None, (2, 15))

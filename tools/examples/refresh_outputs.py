@@ -168,10 +168,10 @@ def record_releases(snippets: list[Snippet], scripts: list, check: bool, every: 
     changed = 0
     for snippet in snippets:
         gate = gates.get(snippet.name)
-        if every and not check and (gate is None or not (gate.excludes(here) or gate.warns or gate.varies_on)):
+        if every and not check and (gate is None or not (gate.excludes(here) or gate.warns_on(here) or gate.varies_on)):
             changed += _record_if_different(snippet, None, version)
             continue
-        if gate is None or not gate.excludes(here) or gate.warns:
+        if gate is None or not gate.excludes(here) or gate.warns_on(here):
             done = False if check else releases.forget(snippet.name, _file(snippet.path), version)
         else:
             try:

@@ -153,7 +153,7 @@ def turn_gates(old: str, new: str, tracked: list[str]) -> list[str]:
     """Gates that exclude the new pin: its recording becomes the page's output. Returns their names."""
     turned = []
     for name, gate in version_gates().items():
-        if gate.warns or not gate.excludes(releases.release(new)) or (find(name) or find(name, ".py")) is None:
+        if gate.warns_on(releases.release(new)) or not gate.excludes(releases.release(new)) or (find(name) or find(name, ".py")) is None:
             continue
         sections = releases.load(name)
         mine = next((s for s in sections if s.holds_on(new)), None)

@@ -87,6 +87,13 @@ def gate_excludes(gate: dict, current: tuple[int, int]) -> bool:
     )
 
 
+def gate_warns(gate: dict | None, current: tuple[int, int]) -> bool:
+    """The page's output, with the gate's warning beside it: a release its since/before exclude
+    (one in differs_on is compared with the guide's recording instead)."""
+    return (gate is not None and bool(gate.get("warns")) and gate_excludes(gate, current)
+            and current not in {release(v) for v in gate.get("differs_on", [])})
+
+
 def recording(gate: dict, current: tuple[int, int]) -> dict | None:
     """What the example printed in the guide's run of this release (major.minor), if it ran it:
     {"releases": [...], "kind": "pycon" (a transcript) or "text" (a script's output), "body"}."""
@@ -185,12 +192,12 @@ def _settle(result: Result, gate: dict | None, excluded: bool, recorded: dict | 
         result.note = gate_note(gate)
     if result.diffs and gate is not None and current in {release(v) for v in gate.get("varies_on", [])}:
         result.status, result.why = VARIES, gate_note(gate)  # reported, not a failure
-    elif excluded and not gate.get("warns") and recorded is not None:
+    elif excluded and not gate_warns(gate, current) and recorded is not None:
         result.status = DIFFERS if result.diffs else GATED
         result.why = "" if result.diffs else result.note
     elif result.diffs:
         result.status = DIFFERS
-        if excluded and not gate.get("warns"):
+        if excluded and not gate_warns(gate, current):
             result.diffs.insert(0, f"The guide has no recorded output of this example for {_torch(current)}; the "
                                    f"page's note says it differs ({result.note}). It printed something other "
                                    "than the page shows:\n")

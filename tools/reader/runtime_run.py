@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from tools.reader.runtime_compare import (
         CHECKER, FENCE, FLAGS, NO_NUMPY, NOT_RUN, Result, _indent, _installed, _missing_from, _noun,
-        _settle, _torch, apply_warning_filters, exception_line, gate_excludes, missing_libraries,
+        _settle, _torch, apply_warning_filters, exception_line, gate_excludes, gate_warns, missing_libraries,
         module_globals, reader_traceback, recording, run_as_script, script_output,
     )
     from tools.reader.runtime_head import DISTRIBUTED_TIMEOUT, GATES, SCRIPT_TIMEOUT, SNIPPETS, WARNING_FILTERS
@@ -44,7 +44,7 @@ def run_doctest(name: str, snippet: dict, current: tuple[int, int]) -> Result:
         return result
     gate = GATES.get(name)
     excluded = gate is not None and gate_excludes(gate, current)
-    recorded = recording(gate, current) if excluded and not gate.get("warns") else None
+    recorded = recording(gate, current) if excluded and not gate_warns(gate, current) else None
     expected, against = examples, ""
     if recorded is not None:
         expected = parser.get_examples(recorded["body"], name) if recorded["kind"] == "pycon" else []
@@ -62,7 +62,7 @@ def run_doctest(name: str, snippet: dict, current: tuple[int, int]) -> Result:
             warnings.simplefilter("ignore")
         else:
             apply_warning_filters(WARNING_FILTERS)
-        if excluded and gate.get("warns"):  # the same output, and a warning torch raises there
+        if gate_warns(gate, current):  # the same output, and a warning torch raises there
             warnings.filterwarnings("ignore", message=".*" + re.escape(gate["warns"]))
         for number, example in enumerate(expected, 1):
             filename = f"{name}, example {number}"

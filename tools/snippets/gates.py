@@ -28,7 +28,7 @@ class Gate:
     since: str | None = None
     before: str | None = None
     differs_on: tuple[str, ...] = ()
-    warns: str | None = None  # outside the range: same output, plus this warning from torch
+    warns: str | None = None  # outside since/before: same output, plus this warning from torch
     varies_on: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -46,6 +46,11 @@ class Gate:
             or (before and release >= before)
             or release in {_release(v) for v in self.differs_on}
         )
+
+    def warns_on(self, release: tuple[int, int]) -> bool:
+        """True where the page's output holds with the `warns` warning beside it: a release that
+        since/before exclude. A release in differs_on is compared with its recording instead."""
+        return bool(self.warns) and self.excludes(release) and release not in {_release(v) for v in self.differs_on}
 
     def varies(self, release: tuple[int, int]) -> bool:
         """True on a release where the output changes from run to run (the page says how)."""
