@@ -88,6 +88,13 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None,
     cache = Path(tempfile.mkdtemp(prefix="uv-cache-")) if not keep else ROOT / "build" / "uv-cache"
     session.env["UV_CACHE_DIR"] = str(cache)
     session.env["UV_LINK_MODE"] = "hardlink"  # cache and venvs share a filesystem: no copies
+    if torch and tuple(int(part) for part in torch.split(".")[:2]) < (2, 5):
+        # torch 2.4's torch.onnx decorates its functions with beartype whenever beartype is
+        # installed (torch/onnx/_internal/_beartype.py), and the beartype TransformerLens requires
+        # (0.23) rejects their string annotations at import: `import torchvision`, which imports
+        # torch.onnx, raises BeartypeDecorHintPep484ForwardRefStrException. torch's own switch
+        # turns the decorator off; the compatibility page says so.
+        session.env["TORCH_ONNX_EXPERIMENTAL_RUNTIME_TYPE_CHECK"] = "DISABLED"
     override = []
     if torch:
         overrides = Path(session.create_tmp()) / "overrides.txt"
