@@ -93,7 +93,7 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None,
         # installed (torch/onnx/_internal/_beartype.py), and the beartype TransformerLens requires
         # (0.23) rejects their string annotations at import: `import torchvision`, which imports
         # torch.onnx, raises BeartypeDecorHintPep484ForwardRefStrException. torch's own switch
-        # turns the decorator off; the compatibility page says so.
+        # turns the decorator off (DISABLED in _beartype.py).
         session.env["TORCH_ONNX_EXPERIMENTAL_RUNTIME_TYPE_CHECK"] = "DISABLED"
     override = []
     if torch:

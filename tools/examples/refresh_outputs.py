@@ -277,13 +277,10 @@ def _report(done: bool, check: bool, name: str, version: str) -> int:
     return int(done)
 
 
-_CRASH_LOG = os.fdopen(os.dup(2), "w")  # kept open for faulthandler until the process ends
-
-
 def main(argv: list[str] | None = None) -> int:
     # A crash inside torch names the snippet that was running (its traceback), on the stderr this
     # process started with: quiet_native_logs points fd 2 at a temporary file while a snippet runs.
-    faulthandler.enable(file=_CRASH_LOG)
+    faulthandler.enable(file=os.fdopen(os.dup(2), "w"))  # faulthandler keeps the file open
     offline.install()  # as in the tests: a download fails the refresh instead of being recorded
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="snippet names (default: all)")
