@@ -63,3 +63,37 @@ def test_a_recorded_difference_widens_the_gate_and_keeps_the_older_releases(tmp_
     found = gates.version_gates()
     assert (found["one"].since, found["one"].differs_on, found["one"].why) == ("2.6", ("2.0", "2.7"), "kept")
     assert found["two"].differs_on == ("2.10",) and "say why" in found["two"].why
+
+
+def test_a_script_killed_at_its_time_limit_is_not_recorded(tmp_path, monkeypatch, capsys):
+    """A matrix pass on a loaded machine once recorded '[failed] ... did not finish in 90 s' as
+    what torch 2.7.1 prints: a time-out says nothing about the release."""
+    import subprocess
+
+    from tools.examples import refresh_outputs
+    from tools.snippets import releases
+
+    script = tmp_path / "slow.py"
+    script.write_text("print('hi')\n")
+    script.with_suffix(".out").write_text("hi\n")
+    killed = subprocess.CompletedProcess([], -9, "hi\n", "slow.py did not finish in 90 s: killed")
+    monkeypatch.setattr(refresh_outputs, "run_script", lambda path: killed)
+    monkeypatch.setattr(refresh_outputs, "is_distributed", lambda path: False)
+    recorded = []
+    monkeypatch.setattr(releases, "record", lambda *args: recorded.append(args))
+    monkeypatch.setattr(refresh_outputs, "rel", lambda path: path.name)
+    assert refresh_outputs._record_if_different(None, script, "2.7.1") == 0
+    assert recorded == [] and "not recorded: slow.py did not finish" in capsys.readouterr().out
+
+
+def test_the_recorder_starts_each_snippet_as_a_new_process_would(monkeypatch):
+    """transformers' `warning_once` remembers what it logged: without a reset, a matrix pass printed
+    `logged: []` where the page (and a reader's new process) shows the warning."""
+    from tools.examples import fresh, refresh_outputs
+    from tools.snippets.model import find, Snippet
+
+    calls = []
+    monkeypatch.setattr(fresh, "as_in_a_new_process", lambda: calls.append(1))
+    snippet = Snippet.load(find("retain_grad"))
+    refresh_outputs._run_examples(snippet, on_release=False)
+    assert calls == [1]
