@@ -85,7 +85,7 @@ serve: install-site  ## Build and serve both languages at http://127.0.0.1:8000/
 install-frameworks: $(BIN)/.installed-frameworks  ## Add TensorFlow and JAX to .venv (about 2.2 GB)
 
 .PHONY: install-models
-install-models: $(BIN)/.installed-models  ## Add torchvision, transformers, captum, Lightning, accelerate, Opacus, diffusers, PyTorch Geometric, ONNX, ONNX Runtime, timm, ultralytics, TransformerLens and nnsight to .venv (about 890 MB)
+install-models: $(BIN)/.installed-models  ## Add torchvision, transformers, captum, Lightning, accelerate, Opacus, diffusers, PyTorch Geometric, ONNX, ONNX Runtime, timm, ultralytics, TransformerLens, nnsight, bitsandbytes and PEFT to .venv (about 1 GB)
 
 # DeepSpeed in a folder of its own, .venv/deepspeed/ (requirements-deepspeed.txt says why): only a
 # script that imports it gets the folder on its path (tools/examples/scripts.py). Its own

@@ -30,6 +30,7 @@ from sybil.parsers.markdown import PythonCodeBlockParser
 
 from tools.examples.evaluate import PyconParser, module_globals, release_problems
 from tools.examples.fresh import as_in_a_new_process
+from tools.examples.refresh_outputs import LAYERS, layer_libraries
 from tools.snippets import DOCS, FLAGS, ROOT, SNIPPETS, is_snippet, releases, torch_release, version_gates
 from tools.snippets import rel as rel_path
 
@@ -103,24 +104,9 @@ def _examples():
 
 # Libraries outside requirements.txt, by the make target that installs them. A missing one fails
 # each example that imports it, naming the package and the target; it is never skipped.
-OPTIONAL = {
-    "tensorflow": "install-frameworks",
-    "jax": "install-frameworks",
-    "torchvision": "install-models",
-    "transformers": "install-models",
-    "captum": "install-models",
-    "lightning": "install-models",
-    "opacus": "install-models",
-    "diffusers": "install-models",
-    "torch_geometric": "install-models",
-    "onnx": "install-models",
-    "onnxscript": "install-models",
-    "onnxruntime": "install-models",
-    "timm": "install-models",
-    "ultralytics": "install-models",
-    "transformer_lens": "install-models",
-    "nnsight": "install-models",
-}
+# Each pinned library's import name -> the make target that installs it, read from the requirement
+# files themselves: a library added to a layer is named here without anyone editing this file.
+OPTIONAL = {library: target for layer, target in LAYERS.items() for library in layer_libraries(layer)}
 
 
 def evaluate(example) -> None:

@@ -97,3 +97,18 @@ def test_the_recorder_starts_each_snippet_as_a_new_process_would(monkeypatch):
     snippet = Snippet.load(find("retain_grad"))
     refresh_outputs._run_examples(snippet, on_release=False)
     assert calls == [1]
+
+
+def test_a_difference_on_a_gate_with_a_warning_is_named_and_the_warning_range_kept(tmp_path, monkeypatch):
+    """A gate whose before= marks where the output holds with a warning: widening it to 2.4 once
+    wrote since = "2.12", which made 2.4 to 2.11 'hold with the warning' too."""
+    from tools.snippets import gates
+
+    toml = tmp_path / "versions.toml"
+    toml.write_text('[one]\nbefore = "2.14"\ndiffers_on = ["2.5", "2.9"]\nwarns = "`torch.jit.script` is deprecated"\nwhy = "kept"\n')
+    monkeypatch.setattr(gates, "VERSION_GATES", toml)
+    monkeypatch.setattr(upgrade, "VERSION_GATES", toml)
+    upgrade.widen_gate("one", "2.4.1")
+    one = gates.version_gates()["one"]
+    assert (one.since, one.before, one.differs_on, one.why) == (None, "2.14", ("2.4", "2.5", "2.9"), "kept")
+    assert one.warns_on((2, 15)) and not one.warns_on((2, 4)) and not one.warns_on((2, 12))

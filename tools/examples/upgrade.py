@@ -140,6 +140,14 @@ def widen_gate(name: str, version: str) -> None:
     from tools.snippets.torch_releases import TRACKED
 
     gate = version_gates().get(name)
+    if gate is not None and gate.warns:
+        # since/before mark where the page's output holds with the warning beside it (warns_on):
+        # recomputing them from the releases that hold would make every other excluded release
+        # a "holds with the warning" one. The new difference is named on its own.
+        fields = {field: value for field, value in (("since", gate.since), ("before", gate.before)) if value}
+        fields["differs_on"] = sorted({*gate.differs_on, minor(version)}, key=key)
+        write_gate(name, fields, "")
+        return
     excluded = {v for v in TRACKED if gate is not None and gate.excludes(releases.release(v))} | {version}
     holds = [v for v in TRACKED if v not in excluded]
     fields = gate_fields(holds, TRACKED)
