@@ -112,3 +112,12 @@ def test_a_difference_on_a_gate_with_a_warning_is_named_and_the_warning_range_ke
     one = gates.version_gates()["one"]
     assert (one.since, one.before, one.differs_on, one.why) == (None, "2.14", ("2.4", "2.5", "2.9"), "kept")
     assert one.warns_on((2, 15)) and not one.warns_on((2, 4)) and not one.warns_on((2, 12))
+
+
+def test_a_script_runs_in_the_environment_the_process_started_with(monkeypatch):
+    """ultralytics sets TORCH_CPP_LOG_LEVEL=ERROR in os.environ when imported: the scripts recorded
+    after a YOLO example lost the C++ warnings a reader's own run prints."""
+    from tools.examples import scripts
+
+    monkeypatch.setitem(__import__("os").environ, "TORCH_CPP_LOG_LEVEL", "ERROR")
+    assert scripts._script_env("cache").get("TORCH_CPP_LOG_LEVEL") == scripts._START_ENV.get("TORCH_CPP_LOG_LEVEL")

@@ -32,8 +32,14 @@ def _run(command: list[str], cwd: Path, env: dict[str, str], timeout: float,
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
+# The environment this process started with: a library imported by an earlier snippet may change
+# os.environ for every process started after it (ultralytics sets TORCH_CPP_LOG_LEVEL=ERROR at import,
+# which hid the DDP reducer's warning from the scripts a matrix pass recorded after a YOLO example).
+_START_ENV = dict(os.environ)
+
+
 def _script_env(cache: str) -> dict[str, str]:
-    return {**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache, "TORCHINDUCTOR_VEC_ISA_OK": "0"}
+    return {**_START_ENV, "TORCHINDUCTOR_CACHE_DIR": cache, "TORCHINDUCTOR_VEC_ISA_OK": "0"}
 
 
 # Libraries installed apart, in a folder of the venv (requirements-deepspeed.txt says why), by the
