@@ -128,8 +128,8 @@ system-packages:  ## Install the Debian packages the tests need, if missing (g++
 	@.ci/system-packages
 
 .PHONY: test
-test: install-frameworks install-models install-deepspeed system-packages  ## Run every test: snippets, pages, strict build, browser (what CI runs)
-	$(BIN)/python -m pytest
+test: install-frameworks install-models install-deepspeed system-packages  ## Run every test: snippets, pages, strict build, browser (what CI runs); GUIDE_RUN_ALL=1: nothing left out as unchanged (tests/unchanged.py)
+	GUIDE_RUN_ALL=1 $(BIN)/python -m pytest
 
 # NAME=<snippet or page>: only the tests whose id names it: the snippet's examples (its path holds
 # its page's folder, so a page's name selects all of them) and the page's structural tests.

@@ -26,12 +26,12 @@ def _load(path: Path):
     return module
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # one for every test file that reads it
 def generated(tmp_path_factory) -> Path:
     return checker.write(tmp_path_factory.mktemp("checker") / "check_guide.py")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def module(generated):
     return _load(generated)
 

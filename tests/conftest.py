@@ -21,6 +21,14 @@ from tools.snippets import ROOT  # noqa: E402
 offline.install()  # an example that reaches for a model hub or the network fails, never skips
 
 _WORKDIR: list[Path] = []
+_UNCHANGED: list = []  # tests/unchanged.py's plugin, where it is on
+
+
+def pytest_configure(config):
+    from tests import unchanged
+
+    if unchanged.enabled(config) and not config.option.collectonly:
+        _UNCHANGED.append(unchanged.Unchanged(config))
 
 
 def pytest_collection_modifyitems(items):
@@ -30,14 +38,16 @@ def pytest_collection_modifyitems(items):
     idle for four of a fresh clone's six minutes). Within each group the order is unchanged."""
     examples = sys.modules.get("tests.test_examples")
     second = examples.SECOND if examples is not None else set()
+    if _UNCHANGED:  # first: what is left out starts no background work
+        items[:] = _UNCHANGED[0].deselect(items)
 
     def waits_for(item) -> int:
         if item.nodeid.startswith("tests/test_browser.py") or "browsed" in item.fixturenames:
             return 4  # the browser job: last to end
         if second and item.nodeid.startswith("tests/test_examples.py") and examples._document_of(item.nodeid) in second:
             return 3  # the second examples process
-        if {"site", "builds"} & set(item.fixturenames):
-            return 2  # the site builds
+        if {"site", "builds", "reader", "probe"} & set(item.fixturenames):
+            return 2  # the site builds, the checker's runs
         if item.nodeid.startswith("tests/test_scripts.py"):
             return 1  # the script snippets
         return 0
@@ -48,6 +58,12 @@ def pytest_collection_modifyitems(items):
 def pytest_collection_finish(session):
     """Start the slow subprocess work now (site builds, script snippets) if any of it is selected:
     it then runs while the examples run."""
+    if session.config.option.collectonly:
+        return
+    if any("reader" in item.fixturenames or "probe" in item.fixturenames for item in session.items):
+        from tests.test_checker_run import start_runs
+
+        start_runs()
     examples = [item.nodeid for item in session.items if item.nodeid.startswith("tests/test_examples.py")]
     if examples:  # the documents that import heavy libraries, in a second process
         from tests.test_examples import start_second_process
@@ -79,6 +95,8 @@ def pytest_collection_finish(session):
 def pytest_runtest_logreport(report):
     """Each example test's outcome, by document, for tests/test_browser.py: a copy equal to a
     snippet's code reads its examples' outcomes instead of running them again."""
+    if _UNCHANGED:
+        _UNCHANGED[0].logreport(report)
     if report.nodeid.startswith("tests/test_examples.py::test_example["):
         examples = sys.modules["tests.test_examples"]
         if report.failed or report.skipped or report.when == "call":
@@ -87,8 +105,13 @@ def pytest_runtest_logreport(report):
 
 
 def pytest_sessionfinish(session):
+    if _UNCHANGED:
+        _UNCHANGED[0].save()
     for workdir in _WORKDIR:
         shutil.rmtree(workdir, ignore_errors=True)
+    checker_runs = sys.modules.get("tests.test_checker_run")
+    if checker_runs is not None:
+        checker_runs.stop_runs()
     test_examples = sys.modules.get("tests.test_examples")
     if test_examples is not None and test_examples._SECOND_RUN:  # the second process's JUnit file
         test_examples._SECOND_RUN["done"].wait(timeout=600)
@@ -97,6 +120,9 @@ def pytest_sessionfinish(session):
 
 def pytest_terminal_summary(terminalreporter):
     from tests.built_site import BUILD_TIMES
+
+    if _UNCHANGED:
+        _UNCHANGED[0].summary(terminalreporter)
 
     if BUILD_TIMES:
         terminalreporter.section("background jobs: wall times")

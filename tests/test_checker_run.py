@@ -13,13 +13,15 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.checker_helpers import BROKEN_LINE, BROKEN_PAGE, CHANGED_LINE, line_of, main_here
+from tests.checker_helpers import BROKEN_LINE, BROKEN_PAGE, CHANGED_LINE, _load, line_of, main_here
 from tests.pages import Source
 from tests.checker_helpers import changed, generated, module  # noqa: F401  (fixtures)
 from tools.reader import checker
@@ -29,25 +31,54 @@ PASSING_PAGE = "register-hook"     # a few snippets, under a second of examples
 MISSING_PAGE = "captum"            # every snippet needs a library hidden below: nothing runs
 
 
-@pytest.fixture(scope="module")
-def reader(generated, module, tmp_path_factory):
-    """The reader's run, started by the first test (it costs a torch import) and read later."""
-    folder = tmp_path_factory.mktemp("reader")
+# Both runs start right after collection (conftest.py calls start_runs), in a folder of their own,
+# and run while the other tests do: waiting for them in the first test cost this process 7 s.
+_RUNS: dict = {}
+
+
+def start_runs() -> None:
+    if _RUNS:
+        return
+    folder = Path(tempfile.mkdtemp(prefix="guide-checker-runs-"))
+    generated = checker.write(folder / "check_guide.py")
+    _RUNS["folder"] = folder
+    _RUNS["reader"] = _start_reader(_load(generated), generated, folder / "reader")
+    _RUNS["probe"] = _start_probe(generated, folder / "probe")
+
+
+def stop_runs() -> None:
+    """conftest.py, at the end of the session: nothing left running, nothing left behind."""
+    for name in ("reader", "probe"):
+        process = _RUNS.get(name, (None, None))[1]
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.communicate()
+    if "folder" in _RUNS:
+        shutil.rmtree(_RUNS["folder"], ignore_errors=True)
+
+
+def _start_reader(module, generated: Path, folder: Path):
+    """The reader's run: (the libraries hidden from it, its process)."""
+    folder.mkdir()
     # A reader without captum and the model libraries: importing them fails in the checker's
     # process. numpy stays: torch itself uses it where it is installed.
     hidden = sorted({lib for name in next(p for p in module.PAGES if p["name"] == MISSING_PAGE)["snippets"]
                      for lib in module.SNIPPETS[name]["needs"]} - {"numpy"})
-    assert hidden, f"{MISSING_PAGE} imports no optional library: pick another page"
     (folder / "sitecustomize.py").write_text(
         "import sys\n" + "".join(f"sys.modules[{lib!r}] = None\n" for lib in hidden), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(folder)}  # only the shim: nothing of the repository
     process = subprocess.Popen(
         [sys.executable, str(generated), "--page", PASSING_PAGE, "--page", MISSING_PAGE],
         cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    yield hidden, process
-    if process.poll() is None:
-        process.kill()
-        process.communicate()
+    return hidden, process
+
+
+@pytest.fixture(scope="session")
+def reader():
+    start_runs()  # a no-op where conftest.py started it
+    hidden, process = _RUNS["reader"]
+    assert hidden, f"{MISSING_PAGE} imports no optional library: pick another page"
+    return hidden, process
 
 
 PROBE_URL = "https://example.org/guide/"
@@ -108,12 +139,10 @@ def free_port():
 }
 
 
-@pytest.fixture(scope="module")
-def probe(generated, tmp_path_factory):
+def _start_probe(generated: Path, folder: Path):
     """check_guide.py with a probe page of its own instead of the guide's, run as a reader runs
     it from a downloaded site (page folders named transformers/ and captum/ beside it), with a
-    TMPDIR of its own: (code, stdout, stderr, that TMPDIR)."""
-    folder = tmp_path_factory.mktemp("probe")
+    TMPDIR of its own: (that TMPDIR, its process)."""
     site_copy, temporary = folder / "site", folder / "tmp"
     for path in (site_copy / "transformers", site_copy / "captum", site_copy / PROBE_LIBRARY, temporary):
         path.mkdir(parents=True)
@@ -128,6 +157,14 @@ def probe(generated, tmp_path_factory):
     env.pop("PYTHONPATH", None)
     process = subprocess.Popen([sys.executable, "check_guide.py", "--diff"], cwd=site_copy, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return temporary, process
+
+
+@pytest.fixture(scope="session")
+def probe():
+    """The probe's run: (code, stdout, stderr, its TMPDIR), waited for on first use."""
+    start_runs()
+    temporary, process = _RUNS["probe"]
     results: list = []
 
     def wait():
@@ -136,14 +173,10 @@ def probe(generated, tmp_path_factory):
             results.append((process.returncode, stdout, stderr, temporary))
         return results[0]
 
-    yield wait
-    if process.poll() is None:
-        process.kill()
-        process.communicate()
+    return wait
 
 
-def test_a_page_passes_and_a_page_without_its_libraries_is_not_run(reader, probe):
-    """(The probe's run starts here too, in the background, for the tests below.)"""
+def test_a_page_passes_and_a_page_without_its_libraries_is_not_run(reader):
     hidden, process = reader
     stdout, stderr = process.communicate(timeout=300)
     code = process.returncode

@@ -28,3 +28,28 @@ def test_a_title_in_html_mode_is_not_cached():
     html = _convert(BLOCK.replace('title="example"', 'title="<b>example</b>" title_mode="html"'))
     assert "<b>example</b>" in html
     assert not highlight_cache._RESULTS
+
+
+def test_the_next_build_reads_what_this_one_highlighted_and_only_under_the_same_versions(tmp_path, monkeypatch):
+    highlight_cache._RESULTS.clear()
+    highlight_cache._USED.clear()
+    html = _convert(BLOCK)
+    highlight_cache.save("en", tmp_path)
+    (key,) = highlight_cache._USED
+    highlight_cache._RESULTS.clear()
+    highlight_cache.load(tmp_path)
+    assert highlight_cache._RESULTS == {key: html}
+    monkeypatch.setattr(highlight_cache, "_VERSIONS", ("another Pygments", "", ""))
+    highlight_cache._RESULTS[key] = "stale"
+    assert _convert(BLOCK) == html  # another key: highlighted again, the stale entry unread
+
+
+def test_a_file_holds_only_what_its_build_used(tmp_path):
+    highlight_cache._RESULTS.clear()
+    highlight_cache._USED.clear()
+    highlight_cache._RESULTS["left over from an older build"] = "<pre></pre>"
+    _convert(BLOCK)
+    highlight_cache.save("zh", tmp_path)
+    highlight_cache._RESULTS.clear()
+    highlight_cache.load(tmp_path)
+    assert list(highlight_cache._RESULTS) == list(highlight_cache._USED)

@@ -1,7 +1,8 @@
 """The strict build must fail, naming the file, when the guide is broken.
 
-tests/built_site.py copies the sources and breaks a page three ways (its MUTATIONS) in one build:
-the strict build fails naming each file, and for no other reason. A missing snippet is an error
+tests/built_site.py builds a small project with the site's own configuration (its plugins, hooks,
+validation and languages) over short pages, broken three ways (its MUTATIONS) in one build: the
+strict build fails naming each file, and for no other reason. A missing snippet is an error
 raised by pymdownx.snippets itself: test_missing_snippet_fails_the_build renders one through the
 project's own configuration, which costs milliseconds instead of a build.
 """
