@@ -223,3 +223,27 @@ def test_a_warning_gate_compares_its_differs_on_releases_with_their_recordings(m
     for release, warns in (((2, 15), True), ((2, 9), False), ((2, 12), False)):
         assert module.gate_warns(fields, release) is warns, release
     assert not module.gate_warns(None, (2, 15))
+
+
+def test_each_snippet_starts_as_in_a_new_process(module):
+    """check_guide.py runs every page in one process: before each snippet it restores what an
+    earlier one changed, as the tests do (tools/reader/runtime_fresh.py). Without it, on torch 2.8
+    a root handler left by an earlier page printed bitsandbytes' and TransformerLens' log records
+    twice or four times, and transformers' warning_once stayed silent: three pages differed."""
+    import inspect
+    import logging
+
+    import torch
+
+    root, extra = logging.getLogger(), logging.StreamHandler()
+    precision = torch._tensor_str.PRINT_OPTS.precision
+    module.as_in_a_new_process()  # the first call takes the state to restore
+    root.addHandler(extra)
+    torch.set_printoptions(precision=precision + 3)
+    try:
+        module.as_in_a_new_process()
+        assert extra not in root.handlers and torch._tensor_str.PRINT_OPTS.precision == precision
+    finally:
+        root.removeHandler(extra)
+        torch.set_printoptions(precision=precision)
+    assert "as_in_a_new_process()" in inspect.getsource(module.run_doctest)

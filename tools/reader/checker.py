@@ -39,7 +39,7 @@ from tools.snippets import (
 # the names of the data), comparing outputs, running the examples, the whole check with the data.
 # Each part after the first opens with a preamble, the names it takes from the parts before it,
 # which the file leaves out.
-PARTS = [Path(__file__).with_name(f"runtime_{part}.py") for part in ("head", "compare", "run", "main")]
+PARTS = [Path(__file__).with_name(f"runtime_{part}.py") for part in ("head", "fresh", "compare", "run", "main")]
 PREAMBLE_END = "# --- end of the preamble: check_guide.py goes on below ---\n"
 DATA_START = "# --- The guide's examples and settings, generated from its sources ---"
 DATA_END = "# --- end of the generated data ---"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         _settle, _torch, apply_warning_filters, exception_line, gate_excludes, gate_warns, missing_libraries,
         module_globals, reader_traceback, recording, run_as_script, script_output,
     )
+    from tools.reader.runtime_fresh import as_in_a_new_process
     from tools.reader.runtime_head import DISTRIBUTED_TIMEOUT, GATES, SCRIPT_TIMEOUT, SNIPPETS, WARNING_FILTERS
 # --- end of the preamble: check_guide.py goes on below ---
 
@@ -53,8 +54,7 @@ def run_doctest(name: str, snippet: dict, current: tuple[int, int]) -> Result:
             result.diffs.append(f"The guide's recording for {_torch(current)} is not of this example's code.\n")
             _settle(result, gate, excluded, recorded, current)
             return result
-    if "torch._dynamo" in sys.modules:  # forget what earlier examples compiled, as a new process
-        sys.modules["torch._dynamo"].reset()
+    as_in_a_new_process()  # what earlier examples compiled, logged, set: forgotten
     namespace = module_globals(f"snippets/{name}.md")
     sources: dict = {}
     with warnings.catch_warnings():
