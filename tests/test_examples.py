@@ -172,7 +172,8 @@ def start_second_process(selected_ids) -> None:
         return
     folder = tempfile.mkdtemp(prefix="guide-examples-")
     junit = Path(folder) / "results.xml"
-    env = {**os.environ, ONLY: ",".join(sorted({_document_of(i) for i in ids}))}
+    documents = sorted({_document_of(i) for i in ids})
+    env = {**os.environ, ONLY: ",".join(documents)}
     command = [sys.executable, "-m", "pytest", "tests/test_examples.py", "-q", "-p", "no:cacheprovider",
                f"--junitxml={junit}"]
     done = threading.Event()
@@ -187,7 +188,7 @@ def start_second_process(selected_ids) -> None:
                                                     text=True, timeout=600)
         except BaseException as error:
             _SECOND_RUN["error"] = error
-        BUILD_TIMES[f"examples of {len(SECOND)} documents, second process"] = time.perf_counter() - started
+        BUILD_TIMES[f"examples of {len(documents)} documents, second process"] = time.perf_counter() - started
         done.set()
 
     threading.Thread(target=run, daemon=True, name="second-examples").start()

@@ -23,7 +23,7 @@ MAY_IMPORT = {
     "dev": set(),
     "site": {"snippets", "reader", "generate"},
     "reader": {"snippets"},
-    "examples": {"snippets"},
+    "examples": {"snippets", "reader"},
     "measure": {"snippets", "dev"},
     "generate": {"snippets", "dev"},
 }

@@ -12,7 +12,9 @@
     dev/        developer tasks: the Python check before install, the local server + Chromium.
 
 What may import what (tests/test_layout.py checks it): site may import snippets, reader and
-generate; reader and examples only snippets; measure and generate snippets and dev; nothing
-imports site, examples or measure but the tests, and nothing here imports tests/. So the build hooks and the tests' runtime meet only in
-the snippet model.
+generate; reader only snippets; examples snippets and reader (the tests restore the process
+between snippets with the reader's own part, runtime_fresh.py, so both run a snippet alike);
+measure and generate snippets and dev; nothing imports site, examples or measure but the tests,
+and nothing here imports tests/. So the build hooks and the tests' runtime meet only in the snippet
+model and in the reader's check_guide.py, which both of them carry.
 """
