@@ -15,7 +15,8 @@ a terminal adds around it (the file and line before a warning, torch's build pat
 internally at …)") and what differs from the page's example (a shape, a tensor type, a node name),
 which only split the run. Then by whether its heading quotes the message (the heading's quoted
 phrase, or the heading, of four words or more inside the query, or the reverse: the error pages'
-headings quote each message's key phrase), then by how many of the query's words the section
+headings quote each message's key phrase; a heading that is the quote alone, an error's own section,
+comes before one that quotes it beside its own case), then by how many of the query's words the section
 contains, then by Lunr's score as before. Shorter queries are ranked as Material ranks them.
 tests/test_browser.py searches every error line the pages print or quote, as printed and as a
 terminal prints it (as_a_terminal_prints), in both languages: each finds a page that shows it among
@@ -58,8 +59,11 @@ HELPERS = (
     "let k=Object.values(terms).filter(Boolean).length,m=(title||\"\").match(/\"([^\"]+)\"/),"
     "h=guideWords(m?m[1]:title||\"\"),run=q?guideRun(q,guideText(o,text)):0;"
     'return(run>3?run*1e3:0)'
-    # a heading that quotes the message (or the message that quotes the heading's phrase)
-    '+(q&&h.split(" ").length>3&&((" "+q+" ").includes(" "+h+" ")||(" "+h+" ").includes(" "+q+" "))?500:0)+k}'
+    # a heading that quotes the message (or the message that quotes the heading's phrase); more
+    # where the heading is the quote and nothing else (an error's own section, as on pitfalls.md),
+    # above the sections that quote it beside their own case ("A slice of a parameter: ...")
+    '+(q&&h.split(" ").length>3&&((" "+q+" ").includes(" "+h+" ")||(" "+h+" ").includes(" "+q+" "))'
+    '?500+(m&&guideWords((title||"").replace(m[0],""))===""?100:0):0)+k}'
 )
 
 # (what Material's worker has, what it becomes): each must occur exactly once.
