@@ -129,7 +129,8 @@ def _run_doctests(session: nox.Session, junit: Path, torch: str | None = None,
         session.run(
             "python", "-m", "pytest", *(DOCTESTS[:2] if only else DOCTESTS), "-q", "-p", "no:cacheprovider",
             f"--junitxml={junit}", *(["-k", " or ".join(only)] if only else []),
-            env={"NO_MKDOCS_2_WARNING": "1"},
+            # GUIDE_RUN_ALL: every selected example runs, none left out as unchanged (tests/unchanged.py)
+            env={"NO_MKDOCS_2_WARNING": "1", "GUIDE_RUN_ALL": "1"},
             # the newest torch: failures are what its report shows, and the checker runs after them
             success_codes=[0, 1] if junit.parent == NEWEST else [0],
         )

@@ -152,6 +152,15 @@ def test_make_test_runs_everything():
     assert "GUIDE_RUN_ALL=1 $(BIN)/python -m pytest" in recipe
 
 
+def test_the_matrix_runs_everything():
+    """The matrix's pytest runs every example it selects on its release: a pass that passed
+    earlier in the same folder (a recording pass, say) must not leave the next one's out (found:
+    a full torch 2.8.0 pass left out the 35 documents its recording pass had just run)."""
+    noxfile = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    call = noxfile.split('"python", "-m", "pytest", *(DOCTESTS', 1)[1].split("success_codes", 1)[0]
+    assert '"GUIDE_RUN_ALL": "1"' in call
+
+
 def test_the_shared_key_ignores_the_sessions_own_cache_folders_not_the_settings(monkeypatch):
     """Each session makes new empty cache folders (tools/examples/offline.py): the same tree gives
     the same key in the next session; a setting that reaches torch gives another."""
