@@ -247,3 +247,19 @@ def test_each_snippet_starts_as_in_a_new_process(module):
         root.removeHandler(extra)
         torch.set_printoptions(precision=precision)
     assert "as_in_a_new_process()" in inspect.getsource(module.run_doctest)
+
+
+def test_a_script_starts_from_the_environment_the_checker_started_with(module, monkeypatch, tmp_path):
+    """A library that an earlier page imports may change os.environ (`import ultralytics` sets
+    TORCH_CPP_LOG_LEVEL=ERROR): a script's processes start without it, as in a new shell (found: in
+    a whole-guide run it hid the DDP reducer's C++ warning that ddp_higher_order_grads prints)."""
+    monkeypatch.delenv("TORCH_CPP_LOG_LEVEL", raising=False)
+    try:
+        module.keep_environment()
+        monkeypatch.setenv("TORCH_CPP_LOG_LEVEL", "ERROR")
+        environment = module._script_env(str(tmp_path))
+        assert "TORCH_CPP_LOG_LEVEL" not in environment
+        assert environment["TMPDIR"] == str(tmp_path / "tmp")
+    finally:
+        module._ENVIRONMENT.clear()
+

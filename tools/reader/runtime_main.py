@@ -23,7 +23,9 @@ if TYPE_CHECKING:
         DIFFERS, GATED, NOT_RUN, PASSED, VARIES, Result, _installed, _noun, _torch, release,
     )
     from tools.reader.runtime_head import GUIDE, LIBRARIES, PAGES, SITE_URL, SNIPPETS, TORCH
-    from tools.reader.runtime_run import TEMPORARY, run_distributed, run_doctest, run_scripts
+    from tools.reader.runtime_run import (
+        TEMPORARY, keep_environment, run_distributed, run_doctest, run_scripts,
+    )
 # --- end of the preamble: check_guide.py goes on below ---
 
 
@@ -175,6 +177,7 @@ def check(pages: list[dict], args: argparse.Namespace) -> int:
         return 2
     current = release(torch.__version__)
     os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # no download
+    keep_environment()  # before any library an example imports can change it
     print(f'Checking the examples of "{GUIDE}" on torch {torch.__version__}'
           f"{'' if args.gpu else ', CPU only'} (the guide's outputs come from torch {TORCH}): "
           f"{len(pages)} of {len(PAGES)} pages", flush=True)

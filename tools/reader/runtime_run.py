@@ -105,13 +105,25 @@ def _source(example: doctest.Example) -> str:
 TEMPORARY = ("TMPDIR", "TEMP", "TMP")  # where Python (tempfile) and C libraries put temporary files
 
 
+_ENVIRONMENT: dict = {}  # os.environ as it was before the first page ran (keep_environment)
+
+
+def keep_environment() -> None:
+    """The scripts' processes start from the environment the checker had before any page ran, as
+    `python <name>.py` in a new shell does: a library an earlier page imported may have changed
+    os.environ (`import ultralytics` sets TORCH_CPP_LOG_LEVEL=ERROR, which hid the DDP reducer's
+    C++ warning from a later page's script)."""
+    _ENVIRONMENT.clear()
+    _ENVIRONMENT.update(os.environ)
+
+
 def _script_env(folder: str) -> dict:
     # a fresh inductor cache, as a first run has; skipping inductor's CPU probe changes the
     # speed of the generated code, not its results (the guide's tests do the same). Temporary
     # files (torch writes some: _remote_module_non_scriptable.py) go into the run's folder.
     temporary = os.path.join(folder, "tmp")
     os.makedirs(temporary, exist_ok=True)
-    return {**os.environ, **dict.fromkeys(TEMPORARY, temporary),
+    return {**(_ENVIRONMENT or os.environ), **dict.fromkeys(TEMPORARY, temporary),
             "TORCHINDUCTOR_CACHE_DIR": os.path.join(folder, "inductor"), "TORCHINDUCTOR_VEC_ISA_OK": "0"}
 
 
