@@ -35,3 +35,25 @@ def test_every_span_tag_is_removed_and_nothing_else():
             '<b>y</b></pre><spanx>z</spanx>')
     assert search_text._SPAN.sub("", html) == "<pre>&gt;&gt;&gt; x<b>y</b></pre><spanx>z</spanx>"
     assert not re.search(r"</?span\b", search_text._SPAN.sub("", html))
+
+
+@pytest.mark.parametrize("path", ["zh/pitfalls", "zh/deepspeed"])
+def test_each_chinese_run_is_cut_as_jieba_cuts_it(site, path):
+    """_CutOnce's remembered cut of a run of Chinese characters is jieba's own, asked first or
+    again, and a call with jieba's options goes to jieba."""
+    import jieba
+    from material.plugins.search import plugin
+
+    html = (site / path / "index.html").read_text(encoding="utf-8")
+    runs = [run.encode() for run in re.findall(r"[\u4e00-\u9fff]+", html)]
+    assert len(runs) > 200, f"{path}: few runs of Chinese characters"
+    cut_once = search_text._CutOnce(jieba)
+    for run in runs + runs:
+        assert list(cut_once.cut(run)) == list(jieba.cut(run)), run.decode()
+    assert list(cut_once.cut(runs[0], cut_all=True)) == list(jieba.cut(runs[0], cut_all=True))
+    before = plugin.jieba
+    try:  # the hook puts it in the plugin's place, once
+        search_text.on_config({}), search_text.on_config({})
+        assert isinstance(plugin.jieba, search_text._CutOnce) and plugin.jieba._jieba is jieba
+    finally:
+        plugin.jieba = before
