@@ -32,6 +32,7 @@ import json
 import sys
 import tempfile
 import traceback
+import warnings
 from pathlib import Path
 
 from tools.examples import offline
@@ -60,7 +61,24 @@ def as_its_examples_ran(snippet: str, text: str, index: int) -> dict:
 
     if examples_passed(snippet):
         return {"ok": True, "stdout": Snippet.load(ROOT / snippet).expected_output(), "error": ""}
-    return run_pycon(text, index)
+    with warnings.catch_warnings():  # a reader's process has Python's filters, not pytest's "error"
+        warnings.resetwarnings()
+        for action, category, module in reversed(READER_WARNING_FILTERS):
+            warnings.filterwarnings(action, category=category, module=module)
+        return run_pycon(text, index)
+
+
+# Python's own warning filters (`python -c "import warnings; print(warnings.filters)"`, 3.11 to
+# 3.13), which this process (`python -m tests.run_copied`) has too. Run in the test process with
+# pytest's filters, the first copy to import torch._decomp.decompositions_for_jvp raised torch's
+# FutureWarning that a reader only sees printed (18 browser tests failed when run alone).
+READER_WARNING_FILTERS = [
+    ("default", DeprecationWarning, "__main__"),
+    ("ignore", DeprecationWarning, ""),
+    ("ignore", PendingDeprecationWarning, ""),
+    ("ignore", ImportWarning, ""),
+    ("ignore", ResourceWarning, ""),
+]
 
 
 def run_python(text: str) -> dict:

@@ -42,3 +42,22 @@ def test_the_copy_runs_and_prints_what_the_snippet_shows():
     result = run_copied.run_pycon(snippet.script(), 0)
     assert result["ok"], result["error"]
     assert result["stdout"] == snippet.expected_output()
+
+
+def test_a_copy_run_here_has_the_warning_filters_of_a_new_python_process(monkeypatch):
+    """Run in the test process (the browser tests alone), a copy meets Python's own filters, as in
+    the reader's process and in tests/run_copied.py's, not pytest's "error"."""
+    import subprocess
+    import sys
+    import warnings
+
+    fresh = subprocess.run([sys.executable, "-c", "import warnings; print([(f[0], f[2].__name__, "
+                            "getattr(f[3], 'pattern', f[3]) or '') for f in warnings.filters])"],
+                           capture_output=True, text=True, check=True, env={}).stdout.strip()
+    assert fresh == str([(a, c.__name__, m) for a, c, m in run_copied.READER_WARNING_FILTERS])
+    seen = []
+    monkeypatch.setitem(OUTCOMES, SNIPPET, {})
+    monkeypatch.setattr(run_copied, "run_pycon", lambda text, index: seen.append(
+        warnings.filters[:len(run_copied.READER_WARNING_FILTERS)]) or {"ok": True, "stdout": "", "error": ""})
+    run_copied.as_its_examples_ran(SNIPPET, "", 0)
+    assert [(f[0], f[2], getattr(f[3], "pattern", f[3]) or "") for f in seen[0]] == run_copied.READER_WARNING_FILTERS
