@@ -173,7 +173,8 @@ runs = []
 for python, out in pairs:
     folder = tempfile.mkdtemp()
     python = shutil.which(python) or python
-    runs.append((subprocess.Popen([python, checker], cwd=folder, text=True, stdout=subprocess.PIPE,
+    # --diff: what differs, and where on the site, is in build/matrix/<version>.checker-*.txt
+    runs.append((subprocess.Popen([python, checker, "--diff"], cwd=folder, text=True, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE), pathlib.Path(out), folder))
 for process, out, folder in runs:
     stdout, stderr = process.communicate()
