@@ -241,8 +241,11 @@ def test_each_snippet_starts_as_in_a_new_process(module):
     root.addHandler(extra)
     torch.set_printoptions(precision=precision + 3)
     try:
+        functorch = torch._C._functorch
+        functorch._grad_increment_nesting()  # a transform level left pushed (torch 2.4's vmap + compile)
         module.as_in_a_new_process()
         assert extra not in root.handlers and torch._tensor_str.PRINT_OPTS.precision == precision
+        assert functorch.get_dynamic_layer_stack_depth() == 0
     finally:
         root.removeHandler(extra)
         torch.set_printoptions(precision=precision)

@@ -19,6 +19,10 @@ import sys  # noqa: E402
 #   run under CI=true turns its propagation on, and `warning_once` remembers what it logged.
 # - Root handlers that a library's `basicConfig()` added: each record of a logger that propagates
 #   is printed once per handler (bitsandbytes' cast warning came out four times on torch 2.8).
+# - torch.func's transform levels: on torch 2.4 a vmap over a compiled function that calls
+#   autograd.grad (compile_vmap_autograd_grad) returned with a level still pushed, and every later
+#   example printed GradTrackingTensor(lvl=1, ...) or raised "backward() called inside a functorch
+#   transform". A new process starts with none.
 
 _PRISTINE: dict = {}  # the state before the first example, taken at the first call
 
@@ -59,3 +63,8 @@ def as_in_a_new_process() -> None:
         if handler not in _PRISTINE["handlers"]:
             root.removeHandler(handler)
     root.setLevel(_PRISTINE["level"])
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is not None and hasattr(functorch, "get_dynamic_layer_stack_depth") \
+            and hasattr(functorch, "pop_dynamic_layer_stack"):
+        while functorch.get_dynamic_layer_stack_depth() > 0:
+            functorch.pop_dynamic_layer_stack()
