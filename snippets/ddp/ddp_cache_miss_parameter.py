@@ -1,6 +1,7 @@
 """A parameter used only on cache-miss steps (a RoPE frequency cache, as in DiffSinger) under
 DistributedDataParallel, on two processes (gloo, CPU, loopback): the error without
-find_unused_parameters, the warning with it, and three fixes."""
+find_unused_parameters, the warning with it, three fixes, and proj's gradient on the
+step that does not use freqs."""
 
 import datetime
 import gc
@@ -76,6 +77,9 @@ def worker(rank, world_size, port):
                     rows[f"{key}: freqs.grad"] = (
                         "not a parameter that trains" if not freqs.requires_grad
                         else str(freqs.grad))
+                    if step == 2:  # the hit step: is proj's gradient averaged over ranks?
+                        rows[f"{key}: proj.weight.grad[0, 0]"] = (
+                            f"{model.module.proj.weight.grad[0, 0].item():.4f}")
                 except RuntimeError as err:
                     first_line = str(err).splitlines()[0].rstrip()
                     # static_graph's first line is its whole explanation; the default
