@@ -12,7 +12,8 @@ there (tests/test_browser.py asserts on the records):
   interface strings;
 - on notebook pages, the downloaded notebook and the Colab link.
 
-It then types each search into the search box of a page and records the result links.
+It then types each search into the search box of a page and records the result links (a long
+query's links read from the search worker's answer: tests/search_box.py).
 Chromium is started with the flags that keep it from calling home (there is no network here).
 """
 
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tests.search_box import search
 from tools.dev.serve import CHROMIUM_FLAGS, Server, headless_chromium_path
 
 TIMEOUT_MS = 15_000
@@ -259,37 +261,11 @@ def _visit_pair(context, base: str, path: str) -> tuple[Visit, Visit]:
     return english, chinese
 
 
-def _search(context, base: str, path: str, queries: list[str]) -> dict[str, list[str]]:
-    """The result links (absolute URLs) for each query typed into the search box of one page;
-    [] for a query with no result within the time limit."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    page = context.new_page()
-    page.goto(base + path, wait_until="load")
-    box = page.locator("input.md-search__input")
-    box.click()
-    count = "document.querySelectorAll('.md-search-result__list a').length"
-    found = {}
-    for query in queries:
-        box.fill("")
-        box.dispatch_event("keyup")  # Material searches on keyup; fill() sends input events only
-        page.wait_for_function(f"() => {count} === 0")
-        box.fill(query)
-        box.dispatch_event("keyup")
-        try:
-            page.wait_for_function(f"() => {count} > 0")
-        except PlaywrightTimeout:
-            found[query] = []
-            continue
-        found[query] = page.evaluate("() => [...document.querySelectorAll('.md-search-result__list a')].map(a => a.href)")
-    page.close()
-    return found
-
-
 WORKERS = 2  # Chromiums side by side, each with its own clipboard
 
 
-def _worker(url: str, paths: list[str], searches: dict[str, list[str]], visits: dict, found: dict, on_blocks) -> None:
+def _worker(url: str, paths: list[str], searches: dict[str, list[str]], visits: dict, found: dict, drawn: dict,
+            on_blocks) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:  # one per thread: the sync API is not thread-safe
@@ -303,7 +279,7 @@ def _worker(url: str, paths: list[str], searches: dict[str, list[str]], visits: 
             if on_blocks is not None:
                 on_blocks(english.blocks + chinese.blocks)
         for path, queries in searches.items():
-            found[path] = _search(context, url, path, queries)
+            found[path], drawn[path] = search(context, url, path, queries)
         browser.close()
 
 
@@ -317,6 +293,7 @@ def browse(site: Path, paths: list[str], searches: dict[str, list[str]], port: i
     server = Server(site, port)
     visits: dict = {}
     found: dict = {}
+    drawn: dict = {}
     try:
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             shares = [paths[i::WORKERS] for i in range(WORKERS)]
@@ -325,14 +302,14 @@ def browse(site: Path, paths: list[str], searches: dict[str, list[str]], port: i
             kinds = list(searches.items())
             asked = [dict(kinds[i::WORKERS]) for i in range(WORKERS)]
             jobs = [
-                pool.submit(_worker, server.url, share, asked[i], visits, found, on_blocks)
+                pool.submit(_worker, server.url, share, asked[i], visits, found, drawn, on_blocks)
                 for i, share in enumerate(shares)
             ]
             for job in jobs:
                 job.result()
     finally:
         server.close()
-    return server.url, visits, found
+    return server.url, visits, found, drawn
 
 
 def same_origin(url: str, base: str) -> bool:

@@ -79,7 +79,7 @@ def pytest_collection_finish(session):
 
         _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
         start_builds(_WORKDIR[0])
-    if any(item.nodeid.startswith("tests/test_browser.py") for item in session.items):
+    if any(item.nodeid.startswith(("tests/test_browser.py", "tests/test_browser_search.py")) for item in session.items):
         from tests.built_site import _STARTED, start_builds
         from tests.test_browser import start_browser
 

@@ -116,6 +116,7 @@ SEARCHES = {
 }
 
 _JOB: dict[str, Future] = {}
+DRAWN: dict[str, dict[str, list[str]]] = {}  # page path -> {long query: the links Material drew}
 
 
 def start_browser(site: Path, build: Future) -> None:
@@ -133,12 +134,13 @@ def start_browser(site: Path, build: Future) -> None:
             port = urlsplit(SITE_URL).port  # the address the site was built for
             started = time.perf_counter()
             with CopiedRunner() as runner:
-                base, visits, searches = browse(
+                base, visits, searches, drawn = browse(
                     site, [url_path(page) for page in ENGLISH], SEARCHES, port, on_blocks=runner.submit,
                 )
                 BUILD_TIMES["browser: every page of both languages, searches"] = time.perf_counter() - started
                 ran = runner.results()
             BUILD_TIMES["browser: ... and the copied code run (overlapping)"] = time.perf_counter() - started
+            DRAWN.update(drawn)
             result.set_result((base, visits, searches, ran))
         except BaseException as error:  # reported by every test that reads the records
             result.set_exception(error)
@@ -318,82 +320,3 @@ def test_notebook_downloads_in_the_page_language_and_opens_in_colab(visit, page)
     source = page.path.relative_to(ROOT).as_posix()
     expected = f"https://colab.research.google.com/github/{REPOSITORY}/blob/main/{source}"
     assert visit.colab_url == expected, f"{page.rel}: Colab link {visit.colab_url!r}, expected {expected!r}"
-
-
-# --- Search ---------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("query", CHINESE_QUERIES)
-def test_chinese_word_finds_chinese_pages(browsed, query):
-    base, _, searches, _ = browsed
-    links = searches["zh/"][query]
-    assert links, f"searching {query!r} on the Chinese site found nothing"
-    english = [link for link in links if not link.startswith(base + "zh/")]
-    assert not english, f"searching {query!r} on the Chinese site found English pages: {english}"
-
-
-@pytest.mark.parametrize("prefix", ["", "zh/"], ids=["en", "zh"])
-def test_every_digit_finds_pages(browsed, prefix):
-    _, _, searches, _ = browsed
-    empty = [digit for digit in DIGITS if not searches[prefix][digit]]
-    assert not empty, (f"searching {empty} on the {'Chinese' if prefix else 'English'} site found nothing: "
-                       "a word missing from Lunr's word graph (tools/site/search_rank.py)")
-
-
-@pytest.mark.parametrize("lang, anchor, message", ERROR_SEARCHES,
-                         ids=[f"{lang}-{anchor}" for lang, anchor, _ in ERROR_SEARCHES])
-def test_pasted_error_message_finds_its_pitfall(browsed, lang, anchor, message):
-    """The pitfalls page among the first three pages of results, with the section's own link.
-    Another page may come first where its heading quotes the same message (debugging-backward.md
-    does for in-place errors)."""
-    base, _, searches, _ = browsed
-    prefix = "zh/" if lang == "zh" else ""
-    links = searches[prefix][message]
-    first = _result_pages(links, base)[:3]
-    wanted = base + prefix + "pitfalls/"
-    assert prefix + "pitfalls/" in first and any(
-        link.startswith(wanted) and link.endswith("#" + anchor) for link in links), (
-        f"{PITFALLS[lang].rel}: searching the message of #{anchor} shows, first: {first} ({links[:5]})"
-    )
-
-
-def _result_pages(links: list[str], base: str) -> list[str]:
-    """The pages of the search results, in their order: Material lists each page once, with its
-    sections under it; '?h=' highlights the terms."""
-    return list(dict.fromkeys(re.sub(r"[?#].*", "", link.removeprefix(base)) for link in links))
-
-
-@pytest.mark.parametrize("prefix, text", sorted(PASTED),
-                         ids=[f"{'zh' if p else 'en'}-{t[:60]}" for p, t in sorted(PASTED)])
-def test_a_pasted_error_finds_a_page_that_shows_it(browsed, prefix, text):
-    """Every error line a page prints, typed into the search box of its language, puts a page
-    that prints it among the first three results (issue 26; tools/site/search_rank.py)."""
-    base, _, searches, _ = browsed
-    first = _result_pages(searches[prefix][text], base)[:3]
-    showing = PASTED[prefix, text]
-    assert set(first) & showing, (
-        f"searching {text!r} on the {'Chinese' if prefix else 'English'} site shows first {first}; "
-        f"the pages that print it: {sorted(showing)}"
-    )
-
-
-@pytest.mark.parametrize("prefix, text", sorted(TERMINAL),
-                         ids=[f"{'zh' if p else 'en'}-{t[:60]}" for p, t in sorted(TERMINAL)])
-def test_a_line_pasted_from_a_terminal_finds_a_page_that_shows_it(browsed, prefix, text):
-    """The same, for the line as a terminal prints it (as_a_terminal_prints): a file path before a
-    warning, a build path after it, other shapes, tensor types and node names."""
-    base, _, searches, _ = browsed
-    first = _result_pages(searches[prefix][text], base)[:3]
-    showing = TERMINAL[prefix, text]
-    assert set(first) & showing, (
-        f"searching {text!r} on the {'Chinese' if prefix else 'English'} site shows first {first}; "
-        f"the pages that show the page's own line: {sorted(showing)}"
-    )
-
-
-def test_the_terminal_line_differs_where_a_terminal_adds_or_changes_text():
-    assert as_a_terminal_prints("UserWarning: x (Triggered internally at...)") == (
-        "/home/reader/project/train.py:42: UserWarning: x "
-        "(Triggered internally at /pytorch/aten/src/ATen/core/TensorBody.h:494.)")
-    assert as_a_terminal_prints("RuntimeError: [torch.FloatTensor [2, 3]], output 0 of ReluBackward0") == (
-        "RuntimeError: [torch.cuda.HalfTensor [64, 128, 7, 7]], output 0 of AddmmBackward0")
-    assert as_a_terminal_prints("ValueError: can't optimize a non-leaf Tensor") == "ValueError: can't optimize a non-leaf Tensor"

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     import argparse
     import contextlib
     import io
+    import logging
     import os
     import platform
     import re
@@ -178,6 +179,9 @@ def check(pages: list[dict], args: argparse.Namespace) -> int:
     current = release(torch.__version__)
     os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_DATASETS_OFFLINE="1")  # no download
     keep_environment()  # before any library an example imports can change it
+    # ultralytics' one-time "Creating new Ultralytics Settings ... file" line is not the example's
+    logging.getLogger("ultralytics").addFilter(
+        lambda record: not record.getMessage().startswith("Creating new Ultralytics Settings"))
     print(f'Checking the examples of "{GUIDE}" on torch {torch.__version__}'
           f"{'' if args.gpu else ', CPU only'} (the guide's outputs come from torch {TORCH}): "
           f"{len(pages)} of {len(PAGES)} pages", flush=True)

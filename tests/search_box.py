@@ -1,0 +1,90 @@
+"""The search box of a page, as a reader uses it: each query typed in, its result links read
+(tests/browser.py runs it in each browser after the page visits)."""
+
+from __future__ import annotations
+
+# The search worker's answers, read as they leave it. Material draws each answer as a list of up to
+# ten pages (`slice(0,10)` in its bundle), which cost more than the search itself: the 565 queries
+# of both languages took 162 s drawn and 68 s read from the worker, and gave the same links for every
+# one (2026-11-30). So a long query (a pasted line: tools/site/search_rank.py's ranking) is typed
+# into the box as a reader types it, and its answer is read from the worker and kept from Material's
+# list; the links are those the list would show (Material's Fn(): each page first, then its sections,
+# for the first ten pages). Short queries (digits, Chinese words) and the first CROSS_CHECK long ones
+# of each page are drawn, and those long ones are read both ways: a test compares them.
+_TAP_JS = """(() => {
+  const Base = window.Worker;
+  window.guideTap = {on: false, results: []};
+  window.Worker = class extends Base {
+    constructor(url, options) {
+      super(url, options);
+      this.addEventListener('message', event => {
+        if (!window.guideTap.on || !event.data || event.data.type !== 3) return;
+        window.guideTap.results.push(event.data.data);
+        event.stopImmediatePropagation();  // Material's list is not drawn
+      });
+    }
+  };
+})()"""
+_TAPPED_LINKS_JS = """(k) => {
+  const base = new URL(JSON.parse(document.getElementById('__config').textContent).base, location.href);
+  const href = doc => `${new URL(doc.location, base)}`;
+  return window.guideTap.results[k].items.slice(0, 10).flatMap(group => {
+    const rest = [...group], [page] = rest.splice(rest.findIndex(doc => !href(doc).includes('#')), 1);
+    return [page, ...rest].map(href);
+  });
+}"""
+_DRAWN_LINKS_JS = "() => [...document.querySelectorAll('.md-search-result__list a')].map(a => a.href)"
+CROSS_CHECK = 3
+
+
+def _long(query: str) -> bool:
+    return len(query.split()) >= 5
+
+
+def search(context, base: str, path: str, queries: list[str]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The result links (absolute URLs) for each query typed into the search box of one page ([]
+    for a query with no result within the time limit), and for the cross-checked long queries the
+    links Material drew."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = context.new_page()
+    page.add_init_script(_TAP_JS)
+    page.goto(base + path, wait_until="load")
+    box = page.locator("input.md-search__input")
+    box.click()
+    count = "document.querySelectorAll('.md-search-result__list a').length"
+
+    def drawn(query: str) -> list[str]:
+        page.evaluate("() => { window.guideTap.on = false }")
+        box.fill("")
+        box.dispatch_event("keyup")  # Material searches on keyup; fill() sends input events only
+        page.wait_for_function(f"() => {count} === 0")
+        box.fill(query)
+        box.dispatch_event("keyup")
+        try:
+            page.wait_for_function(f"() => {count} > 0")
+        except PlaywrightTimeout:
+            return []
+        return page.evaluate(_DRAWN_LINKS_JS)
+
+    def tapped(query: str) -> list[str]:
+        k = page.evaluate("() => { window.guideTap.on = true; return window.guideTap.results.length }")
+        box.fill(query)
+        box.dispatch_event("keyup")
+        try:
+            page.wait_for_function(f"() => window.guideTap.results.length > {k}")
+        except PlaywrightTimeout:
+            return []
+        return page.evaluate(_TAPPED_LINKS_JS, k)
+
+    found, both = {}, {}
+    for query in queries:
+        if not _long(query):
+            found[query] = drawn(query)
+        elif len(both) < CROSS_CHECK:  # read first: typed again unchanged, Material would not ask
+            found[query] = tapped(query)
+            both[query] = drawn(query)
+        else:
+            found[query] = tapped(query)
+    page.close()
+    return found, both
