@@ -54,28 +54,26 @@ def search(context, base: str, path: str, queries: list[str]) -> tuple[dict[str,
     box.click()
     count = "document.querySelectorAll('.md-search-result__list a').length"
 
+    def typed(query: str, answered: str) -> bool:
+        """Type the query as a reader does; False if `answered` (JS) is not true in time."""
+        box.fill(query)
+        box.dispatch_event("keyup")  # Material searches on keyup; fill() sends input events only
+        try:
+            page.wait_for_function(answered)
+        except PlaywrightTimeout:
+            return False
+        return True
+
     def drawn(query: str) -> list[str]:
         page.evaluate("() => { window.guideTap.on = false }")
-        box.fill("")
-        box.dispatch_event("keyup")  # Material searches on keyup; fill() sends input events only
-        page.wait_for_function(f"() => {count} === 0")
-        box.fill(query)
-        box.dispatch_event("keyup")
-        try:
-            page.wait_for_function(f"() => {count} > 0")
-        except PlaywrightTimeout:
-            return []
-        return page.evaluate(_DRAWN_LINKS_JS)
+        if not typed("", f"() => {count} === 0"):  # a stale list must not pass for this query's
+            raise RuntimeError(f"{base}{path}: the search results did not clear")
+        return page.evaluate(_DRAWN_LINKS_JS) if typed(query, f"() => {count} > 0") else []
 
     def tapped(query: str) -> list[str]:
         k = page.evaluate("() => { window.guideTap.on = true; return window.guideTap.results.length }")
-        box.fill(query)
-        box.dispatch_event("keyup")
-        try:
-            page.wait_for_function(f"() => window.guideTap.results.length > {k}")
-        except PlaywrightTimeout:
-            return []
-        return page.evaluate(_TAPPED_LINKS_JS, k)
+        answered = typed(query, f"() => window.guideTap.results.length > {k}")
+        return page.evaluate(_TAPPED_LINKS_JS, k) if answered else []
 
     found, both = {}, {}
     for query in queries:
