@@ -252,6 +252,29 @@ def test_each_snippet_starts_as_in_a_new_process(module):
     assert "as_in_a_new_process()" in inspect.getsource(module.run_doctest)
 
 
+def test_a_module_a_snippet_wrote_is_imported_anew(module, tmp_path):
+    """A snippet that writes a module, puts its folder on sys.path and imports it
+    (pitfall_grad_mode_off_at_import) runs that module's top level again in the next snippet, as
+    a new process does: without it the second copy of that snippet (the Chinese page's, in the
+    browser job run alone) printed 'after the import: True'."""
+    import builtins
+    import importlib
+    import sys
+
+    module.as_in_a_new_process()
+    (tmp_path / "guide_fresh_probe.py").write_text(
+        "import builtins\nbuiltins.guide_probe_runs = getattr(builtins, 'guide_probe_runs', 0) + 1\n")
+    try:
+        for _ in range(2):
+            sys.path.insert(0, str(tmp_path))
+            importlib.import_module("guide_fresh_probe")
+            module.as_in_a_new_process()
+        assert builtins.guide_probe_runs == 2 and str(tmp_path) not in sys.path
+        assert "guide_fresh_probe" not in sys.modules
+    finally:
+        builtins.__dict__.pop("guide_probe_runs", None)
+
+
 def test_a_script_starts_from_the_environment_the_checker_started_with(module, monkeypatch, tmp_path):
     """A library that an earlier page imports may change os.environ (`import ultralytics` sets
     TORCH_CPP_LOG_LEVEL=ERROR): a script's processes start without it, as in a new shell (found: in

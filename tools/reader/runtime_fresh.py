@@ -7,6 +7,7 @@ from __future__ import annotations
 # --- end of the preamble: check_guide.py goes on below ---
 
 import logging  # noqa: E402  (the head part has no use for them)
+import os  # noqa: E402
 import sys  # noqa: E402
 
 # --- Each snippet as in a new process -------------------------------------------------------
@@ -46,7 +47,15 @@ def as_in_a_new_process() -> None:
     if not _PRISTINE:
         torch_print, numpy_print = _print_options()
         _PRISTINE.update(torch_print=torch_print, numpy_print=numpy_print,
-                         handlers=list(root.handlers), level=root.level)
+                         handlers=list(root.handlers), level=root.level, path=list(sys.path))
+    # a module the snippet wrote and imported from a folder it put on sys.path: a new process
+    # imports it again, running its module-level code (pitfall_grad_mode_off_at_import's does)
+    added = [os.path.join(folder, "") for folder in sys.path if folder and folder not in _PRISTINE["path"]]
+    if added:
+        for name, module in list(sys.modules.items()):
+            if (getattr(module, "__file__", None) or "").startswith(tuple(added)):
+                del sys.modules[name]
+        sys.path[:] = _PRISTINE["path"]
     if sys.modules.get("torch._dynamo") is not None:
         sys.modules["torch._dynamo"].reset()
     torch.set_printoptions(**_PRISTINE["torch_print"])
