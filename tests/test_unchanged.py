@@ -61,6 +61,26 @@ def test_the_shared_key_covers_the_tools_the_tests_and_the_installed_packages():
             "pyproject.toml"} <= names
     assert DOC not in names and SCRIPT not in names  # each document's own key holds it
     assert any(d.metadata["Name"] == "torch" for d in importlib.metadata.distributions())
+    # what a run reaches by import or by name is in; the site's hooks and the browser job are not
+    assert {"tools/examples/distributed_runner.py", "tools/reader/runtime_fresh.py", "tools/snippets/gates.py",
+            "tests/test_scripts.py"} <= names
+    assert not {"tools/site/search_rank.py", "tests/browser.py", "tests/test_browser.py"} & names
+
+
+def test_a_module_an_example_run_imports_is_a_shared_input(tmp_path, monkeypatch):
+    """The closure follows imports inside functions too, and files started by name."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text("import os\ndef later():\n    import tools.site_only\n")
+    (tmp_path / "tests" / "test_examples.py").write_text("def run():\n    from tools import evaluate\n")
+    (tmp_path / "tests" / "test_scripts.py").write_text("RUNNER = 'runner.py'\n")
+    (tmp_path / "tests" / "unchanged.py").write_text("")
+    for name in ("evaluate", "runner", "site_only", "unrelated"):
+        (tmp_path / "tools" / f"{name}.py").write_text("")
+    monkeypatch.setattr(unchanged, "ROOT", tmp_path)
+    reached = {p.relative_to(tmp_path).as_posix() for p in unchanged._what_runs_the_examples()}
+    assert {"tools/evaluate.py", "tools/runner.py"} <= reached
+    assert not {"tools/site_only.py", "tools/unrelated.py"} & reached  # conftest's functions: not followed
 
 
 class _Hook:

@@ -5,8 +5,11 @@ passed: pytest's summary counts it as deselected, and a section at the end says 
 left out and how to run them.
 
 The inputs, all hashed: the document itself (a snippet's Markdown, a script and its .out), what
-its releases recorded (<folder>/releases/<name>.md); and, shared by every document, every file
-under tools/ and tests/, every other file under snippets/ (versions.toml, the data files), the
+its releases recorded (<folder>/releases/<name>.md); and, shared by every document, the Python
+files under tools/ and tests/ that running an example or a script can reach (their imports from
+tests/test_examples.py, tests/test_scripts.py and conftest.py's own imports on, and the files they
+start by name: a change to the site's hooks or the browser job reruns none of them) and every
+file there that is not Python, every other file under snippets/ (versions.toml, the data files), the
 requirement files and pyproject.toml, each installed distribution with its version (and
 DeepSpeed's folder), the Python, and the environment variables that reach torch or the tests.
 A change to any shared input runs everything again.
@@ -19,6 +22,7 @@ the end, loses its entry.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.metadata
 import json
@@ -73,10 +77,53 @@ def _documents_and_their_files() -> set[Path]:
     return own
 
 
+# Where an example's or a script's run starts: conftest.py's own imports (its functions import
+# the site builds and the browser job, which no example reads), the two test files, this one.
+_RUNS_FROM = (("tests/conftest.py", True), ("tests/test_examples.py", False), ("tests/test_scripts.py", False),
+              ("tests/unchanged.py", False))
+
+
+def _module_file(name: str) -> Path | None:
+    path = ROOT.joinpath(*name.split("."))
+    return next((p for p in (path.with_suffix(".py"), path / "__init__.py") if p.is_file()), None)
+
+
+def _what_runs_the_examples() -> set[Path]:
+    """The Python files under tools/ and tests/ that an example's or a script's run can reach: the
+    imports (also inside functions) from _RUNS_FROM on, and the files they start by name
+    (`Path(__file__).with_name("distributed_runner.py")`). A change elsewhere (the site's hooks,
+    the browser job, the checker) leaves the examples' records alone."""
+    by_name = {p.name: p for folder in ("tools", "tests") for p in (ROOT / folder).rglob("*.py")
+               if "__pycache__" not in p.parts}
+    seen: set[Path] = set()
+    todo = [(ROOT / rel, top_only) for rel, top_only in _RUNS_FROM]
+    while todo:
+        path, top_only = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in (tree.body if top_only else ast.walk(tree)):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in by_name:
+                todo.append((by_name[node.value], False))
+            for name in names:
+                parts = name.split(".")
+                if parts[0] in ("tools", "tests"):
+                    found = [_module_file(".".join(parts[:i])) for i in range(1, len(parts) + 1)]
+                    todo += [(f, False) for f in found if f is not None]
+    return seen
+
+
 def shared_key() -> str:
     digest = hashlib.sha256()
+    runs = _what_runs_the_examples()
     files = [p for folder in ("tools", "tests") for p in (ROOT / folder).rglob("*")
-             if p.is_file() and "__pycache__" not in p.parts]
+             if p.is_file() and "__pycache__" not in p.parts and (p.suffix != ".py" or p in runs)]
     own = _documents_and_their_files()
     files += [p for p in SNIPPETS.rglob("*") if p.is_file() and p not in own and "__pycache__" not in p.parts]
     files += sorted(ROOT.glob("requirements*.txt")) + [ROOT / name for name in _SHARED_FILES if (ROOT / name).is_file()]
