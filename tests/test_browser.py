@@ -11,7 +11,6 @@ GUIDE_REQUIRE_BROWSER=1 (set by .ci/run), where a missing browser fails them.
 
 from __future__ import annotations
 
-import doctest
 import json
 import os
 import re
@@ -25,6 +24,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from sybil.evaluators.doctest import OutputChecker
 
 from tests.browser import browse, missing_browser, same_origin
 from tests.built_site import BUILD_TIMES, REPOSITORY, SITE_URL, builds  # noqa: F401  (builds: the session's strict build)
@@ -235,7 +235,7 @@ def test_copy_buttons_copy_the_code_without_prompts_or_output(visit, page):
 def test_copied_code_runs_and_prints_what_the_page_shows(browsed, visit, page):
     ran = browsed[3]
     blocks = [b for b in visit.blocks if b.language in RUNNABLE]
-    checker = doctest.OutputChecker()
+    checker = OutputChecker()  # Sybil's, as tests/test_examples.py compares: trailing spaces aside
     for index, block in enumerate(blocks):
         where = f"{page.rel}: the copied {block.title or block.language} (block {index + 1})"
         result = ran[(block.language, block.copied)]

@@ -21,16 +21,21 @@ def test_a_copy_equal_to_a_snippet_or_a_script_is_recognised():
     assert run_copied.same_script(script.read_text(encoding="utf-8") + "print()\n") is None
 
 
-def test_without_every_example_passed_the_copy_runs(monkeypatch):
+def test_without_every_example_passed_the_copy_runs_once(monkeypatch):
     """Examples not run in this session, or one of them failed: the copy runs, and prints what the
-    snippet shows (tools/examples/evaluate.py's ScriptEvaluator holds the same)."""
+    snippet shows (tools/examples/evaluate.py's ScriptEvaluator holds the same). The other
+    language's copy of the same code reads that run instead of running again in this process."""
     snippet = Snippet.load(ROOT / SNIPPET)
+    monkeypatch.setattr(run_copied, "_RAN_HERE", {})
     monkeypatch.setitem(OUTCOMES, SNIPPET, {})
     assert not examples_passed(SNIPPET)
     ran = []
     monkeypatch.setattr(run_copied, "run_pycon", lambda text, index: ran.append(text) or
                         {"ok": True, "stdout": "ran", "error": ""})
     assert run_copied.as_its_examples_ran(SNIPPET, snippet.script(), 0)["stdout"] == "ran"
+    assert run_copied.as_its_examples_ran(SNIPPET, snippet.script(), 7)["stdout"] == "ran"
+    assert len(ran) == 1
+    monkeypatch.setattr(run_copied, "_RAN_HERE", {})
     monkeypatch.setitem(OUTCOMES, SNIPPET, {f"tests/test_examples.py::test_example[{SNIPPET}:{e.lineno}]": "failed"
                                             for e in snippet.examples()})
     assert run_copied.as_its_examples_ran(SNIPPET, snippet.script(), 0)["stdout"] == "ran"
@@ -56,6 +61,7 @@ def test_a_copy_run_here_has_the_warning_filters_of_a_new_python_process(monkeyp
                            capture_output=True, text=True, check=True, env={}).stdout.strip()
     assert fresh == str([(a, c.__name__, m) for a, c, m in run_copied.READER_WARNING_FILTERS])
     seen = []
+    monkeypatch.setattr(run_copied, "_RAN_HERE", {})
     monkeypatch.setitem(OUTCOMES, SNIPPET, {})
     monkeypatch.setattr(run_copied, "run_pycon", lambda text, index: seen.append(
         warnings.filters[:len(run_copied.READER_WARNING_FILTERS)]) or {"ok": True, "stdout": "", "error": ""})

@@ -18,6 +18,7 @@ by_name = pytest.mark.parametrize("snippet", SNIPPETS, ids=[s.name for s in SNIP
 # machine and are never what the page is about.
 ALLOWED_ELLIPSIS = [
     re.compile(r"\b0x\.\.\."),                              # memory address
+    re.compile(r"\(\.\.\.\)is not tracked"),                # an object's id(), in decimal
     re.compile(r"\(Triggered internally at\.\.\.\)"),      # path inside the torch build
     re.compile(r'File "\.\.\.", line'),                     # the example's file in a traceback
 ]

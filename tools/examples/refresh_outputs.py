@@ -41,6 +41,9 @@ from tools.snippets import (
 # rules in tests/test_snippet_rules.py allow.
 NORMALIZE = [
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "0x..."),
+    # an object's id() printed in decimal (torch 2.9's "4*s11 (139977925905936)is not tracked
+    # with proxy"): an address too
+    (re.compile(r"\(\d{12,}\)"), "(...)"),
     # one line, even where the path was wrapped: a "..." that starts a line can swallow the line above
     (re.compile(r"\(Triggered internally at\s+[^)\s]+\)"), "(Triggered internally at...)"),
     # where the release's torch is installed: a path of the machine that recorded it
