@@ -76,13 +76,7 @@ def _result_pages(links: list[str], base: str) -> list[str]:
 def test_a_pasted_error_finds_a_page_that_shows_it(browsed, prefix, text):
     """Every error line a page prints, typed into the search box of its language, puts a page
     that prints it among the first three results (issue 26; tools/site/search_rank.py)."""
-    base, _, searches, _ = browsed
-    first = _result_pages(searches[prefix][text], base)[:3]
-    showing = PASTED[prefix, text]
-    assert set(first) & showing, (
-        f"searching {text!r} on the {'Chinese' if prefix else 'English'} site shows first {first}; "
-        f"the pages that print it: {sorted(showing)}"
-    )
+    _assert_among_first_three(browsed, prefix, text, PASTED[prefix, text], "the pages that print it")
 
 
 @pytest.mark.parametrize("prefix, text", sorted(TERMINAL),
@@ -90,12 +84,16 @@ def test_a_pasted_error_finds_a_page_that_shows_it(browsed, prefix, text):
 def test_a_line_pasted_from_a_terminal_finds_a_page_that_shows_it(browsed, prefix, text):
     """The same, for the line as a terminal prints it (as_a_terminal_prints): a file path before a
     warning, a build path after it, other shapes, tensor types and node names."""
+    _assert_among_first_three(browsed, prefix, text, TERMINAL[prefix, text],
+                              "the pages that show the page's own line")
+
+
+def _assert_among_first_three(browsed, prefix: str, text: str, showing: set, which: str) -> None:
     base, _, searches, _ = browsed
     first = _result_pages(searches[prefix][text], base)[:3]
-    showing = TERMINAL[prefix, text]
     assert set(first) & showing, (
         f"searching {text!r} on the {'Chinese' if prefix else 'English'} site shows first {first}; "
-        f"the pages that show the page's own line: {sorted(showing)}"
+        f"{which}: {sorted(showing)}"
     )
 
 
