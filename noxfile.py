@@ -167,15 +167,18 @@ junit.with_suffix(".digests.json").write_text(json.dumps({n: digest(n, version) 
 # given (both at once: one per core), and keeps what each printed and its exit status; tools.examples.compat
 # puts both in results.json.
 _RUN_CHECKER = """
-import pathlib, shutil, subprocess, sys, tempfile
+import os, pathlib, shutil, subprocess, sys, tempfile
 checker, pairs = sys.argv[1], list(zip(sys.argv[2::2], sys.argv[3::2]))
 runs = []
+# one intra-op thread each, as the tests run (tests/conftest.py): two runs with two threads each
+# spin against each other on two cores; the outputs are the same either way
+env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
 for python, out in pairs:
     folder = tempfile.mkdtemp()
     python = shutil.which(python) or python
     # --diff: what differs, and where on the site, is in build/matrix/<version>.checker-*.txt
     runs.append((subprocess.Popen([python, checker, "--diff"], cwd=folder, text=True, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE), pathlib.Path(out), folder))
+                                  stderr=subprocess.PIPE, env=env), pathlib.Path(out), folder))
 for process, out, folder in runs:
     stdout, stderr = process.communicate()
     shutil.rmtree(folder, ignore_errors=True)

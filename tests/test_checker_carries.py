@@ -269,3 +269,22 @@ def test_the_site_serves_the_generated_checker(site, monkeypatch):
     for path in (site / "check_guide.py", site / "zh" / "check_guide.py"):
         assert path.is_file(), f"{path.relative_to(site)} was not written"
         assert path.read_text(encoding="utf-8") == rendered, f"{path.relative_to(site)} is not what tools/reader/checker.py writes"
+
+
+@pytest.mark.parametrize("version, left", [("2.5.1+cu124", True), ("2.7.1", True), ("2.8.0", False),
+                                           ("2.15.0+cpu", False)])
+def test_the_runners_leave_the_group_to_the_process_exit_only_before_torch_2_8(module, monkeypatch, version, left):
+    """Before 2.8, destroy_process_group() could hang a rank on the GIL (tools/examples/
+    distributed_runner.py says why); both runners, the tests' and the reader's checker's, then
+    leave the group to the forked process's os._exit. On 2.8 and later they call it as the script does."""
+    import torch
+    import torch.distributed as dist
+
+    from tools.examples import distributed_runner
+
+    for leave in (distributed_runner.leave_the_group_on_old_torch, module._leave_the_group_on_old_torch):
+        original = dist.destroy_process_group
+        monkeypatch.setattr(torch, "__version__", version)
+        leave()
+        assert (dist.destroy_process_group is not original) == left, (leave.__module__, version)
+        monkeypatch.setattr(dist, "destroy_process_group", original)

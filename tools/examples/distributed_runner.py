@@ -42,9 +42,27 @@ def _captured(stdout: Path, stderr: Path):
             os.close(saved[0]), os.close(saved[1])
 
 
+def leave_the_group_on_old_torch() -> None:
+    """Before torch 2.8, destroy_process_group() can hang both ranks after they printed everything:
+    the Gloo group's destructor holds the GIL while it joins its worker threads, and a worker still
+    freeing a finished collective's tensors waits for the GIL (seen with py-spy on 2.5.1 and
+    2.7.1: 1 and 2 of the 23 two-process scripts in two checker runs on 2.7.1). pytorch#154976
+    releases the GIL there; 2.8.0's libtorch_python.so is the first tracked one with it. A forked rank ends with
+    os._exit, which frees nothing, so on those releases the runner leaves the group to it; the
+    scripts' output is the same. The reader's checker does the same (tools/reader/runtime_run.py)."""
+    import re
+
+    import torch
+    import torch.distributed as dist
+
+    if tuple(int(part) for part in re.findall(r"\d+", torch.__version__)[:2]) < (2, 8):
+        dist.destroy_process_group = lambda group=None: None
+
+
 def run_one(rank: int, folder: str, name: str, module, port: int) -> None:
     base = f"{folder}/{name}.rank{rank}"
     code = 0
+    leave_the_group_on_old_torch()  # forked: this process ends with os._exit
     with _captured(Path(base + ".stdout"), Path(base + ".stderr")):
         try:
             module.worker(rank, WORLD_SIZE, port)

@@ -256,9 +256,26 @@ def _load(path: str):
     return _LOADED[path]
 
 
+def _leave_the_group_on_old_torch() -> None:
+    """Before torch 2.8, destroy_process_group() can hang both ranks after they printed everything:
+    the Gloo group's destructor holds the GIL while it joins its worker threads, and a worker still
+    freeing a finished collective's tensors waits for the GIL (seen with py-spy on 2.5.1 and
+    2.7.1: 1 and 2 of the 23 two-process scripts in two checker runs on 2.7.1). pytorch#154976
+    releases the GIL there; 2.8.0's libtorch_python.so is the first tracked one with it. A
+    forked rank ends with os._exit, which frees nothing, so on those releases the runner leaves
+    the group to it; the scripts' output is the same."""
+    import torch
+    import torch.distributed as dist
+
+    if tuple(int(part) for part in re.findall(r"\d+", torch.__version__)[:2]) < (2, 8):
+        dist.destroy_process_group = lambda group=None: None
+
+
 def _rank_main(rank: int, folder: str, name: str, path: str, port: int) -> None:
     base = os.path.join(folder, f"{name}.rank{rank}")
     code = 0
+    if sys.platform == "linux":  # forked (run_distributed): it ends with os._exit
+        _leave_the_group_on_old_torch()
     sys.stdout.flush(), sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
     with open(base + ".stdout", "w") as out, open(base + ".stderr", "w") as err:
