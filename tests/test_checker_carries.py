@@ -282,9 +282,9 @@ def test_the_runners_leave_the_group_to_the_process_exit_only_before_torch_2_8(m
 
     from tools.examples import distributed_runner
 
+    original = dist.destroy_process_group
+    monkeypatch.setattr(torch, "__version__", version)
     for leave in (distributed_runner.leave_the_group_on_old_torch, module._leave_the_group_on_old_torch):
-        original = dist.destroy_process_group
-        monkeypatch.setattr(torch, "__version__", version)
+        monkeypatch.setattr(dist, "destroy_process_group", original)  # the first set is what teardown restores
         leave()
         assert (dist.destroy_process_group is not original) == left, (leave.__module__, version)
-        monkeypatch.setattr(dist, "destroy_process_group", original)

@@ -47,9 +47,9 @@ def leave_the_group_on_old_torch() -> None:
     the Gloo group's destructor holds the GIL while it joins its worker threads, and a worker still
     freeing a finished collective's tensors waits for the GIL (seen with py-spy on 2.5.1 and
     2.7.1: 1 and 2 of the 23 two-process scripts in two checker runs on 2.7.1). pytorch#154976
-    releases the GIL there; 2.8.0's libtorch_python.so is the first tracked one with it. A forked rank ends with
-    os._exit, which frees nothing, so on those releases the runner leaves the group to it; the
-    scripts' output is the same. The reader's checker does the same (tools/reader/runtime_run.py)."""
+    releases the GIL there; 2.8.0's libtorch_python.so is the first tracked one with it. A forked
+    rank ends with os._exit, which frees nothing, so on those releases the runner leaves the group
+    to it; the scripts' output is the same. The reader's checker does the same (tools/reader/runtime_run.py)."""
     import re
 
     import torch
