@@ -5,8 +5,9 @@ for), opens every page once in Chromium (two, side by side) and records what a r
 there (tests/test_browser.py asserts on the records):
 
 - every request the page made and every response of 400 or more, console errors, page errors;
-- for every code block with a copy button: its language, its title, the text the button put on
-  the clipboard, and the output the page shows for it;
+- for every code block with a copy button: its language, its title, the text the button gave the
+  clipboard (read back from the clipboard itself for the first and last button of each page), and
+  the output the page shows for it;
 - the colour scheme before and after a click on the light/dark toggle;
 - where a click on the other language in the language switcher leads, both ways, and the page's
   interface strings;
@@ -49,7 +50,8 @@ class Block:
     title: str              # the block's title bar, "" if none
     shown_code: str         # the code lines the page shows (pycon: without prompts and output)
     shown_output: str       # pycon: the output lines; python: the output block after it
-    copied: str = ""        # what the copy button put on the clipboard
+    copied: str = ""        # what the copy button gave the clipboard (its copy event carried)
+    on_clipboard: str | None = None  # the clipboard read back after the click (first, last button; cells)
 
 
 @dataclass
@@ -116,61 +118,84 @@ _STRINGS_JS = """() => ({
   toc: (document.querySelector('.md-nav--secondary > label') || {textContent: ''}).textContent.trim(),
 })"""
 
-# Each copy button clicked in turn, from `start`; what it put on the clipboard, read back. Before
-# each click the clipboard gets a marker, and the click waits until the marker can be read back:
-# the clearing write is asynchronous, and on a busy 2-core machine it landed after the button's
-# copy now and then (236 of 960 copies on the compatibility pages read back empty). After the
-# click, the clipboard is read until it holds something other than the marker, for up to
-# COPY_WAIT_MS. A stale copy cannot pass, and a button that copies nothing reads back ''.
-# Material's buttons copy with document.execCommand('copy'), which Chromium allows only while the
-# page has transient user activation (a reader's click gives it, for a few seconds; a script's
-# click does not): where `navigator.userActivation.isActive` says it has lapsed, or a script's
-# click put nothing on the clipboard, the loop stops and returns that button's index, for a
-# reader's click (_record); the loop then resumes, clicking from the script while the activation
-# lasts. (`queryCommandEnabled('copy')` is false whenever
-# nothing is selected, so asking it sent every button through a Playwright click: 0.11 s each,
-# two thirds of the browser job's page visits.)
-COPY_WAIT_MS = 3_000  # a copy lands within milliseconds once the marker is read back; a button whose block has no code to copy (an output-only block of the compatibility page) waits this long for nothing
+# Each copy button clicked in turn, from `start`, and what it gave the clipboard. Material's buttons
+# copy with document.execCommand('copy') on a hidden textarea holding the code; the copy event that
+# carries that selection to the clipboard is read by a listener on window (bubbling: after the
+# page's own handlers, so one that replaced the text is seen), inside the click itself: nothing to
+# wait for, and `caught` is cleared before each click, so an earlier copy cannot pass for it.
+# Reading the real clipboard back costs about 22 ms a read in headless Chromium, two reads a copy
+# (1,948 copies were most of the page visits' time), so it is read back for the first and the
+# last button of each page, where test_browser.py checks it equals what the copy event carried,
+# and for the notebooks' cells (their clipboard-copy elements write with navigator.clipboard,
+# without a copy event). Before such a click the clipboard gets a marker, and the click waits
+# until the marker can be read back: the clearing write is asynchronous, and on a busy 2-core
+# machine it landed after the button's copy now and then. After the click, the clipboard is read
+# until it holds something other than the marker, for up to COPY_WAIT_MS; a button that copies
+# nothing reads back ''.
+# Material's buttons copy only while the page has transient user activation (a reader's click
+# gives it, for a few seconds; a script's click does not): where `navigator.userActivation.isActive`
+# says it has lapsed, or a script's click copied nothing, the loop stops and returns that button's
+# index, for a reader's click (_copy_all); the loop then resumes, clicking from the script while
+# the activation lasts.
+COPY_WAIT_MS = 3_000  # a copy lands within milliseconds once the marker is read back
 _COPY_JS = """async (start) => {
-  const settle = async (done) => {
-    const until = performance.now() + WAIT;
-    let text = await navigator.clipboard.readText();
-    while (!done(text) && performance.now() < until) {
-      await new Promise(resolve => setTimeout(resolve, 10));
-      text = await navigator.clipboard.readText();
-    }
-    return text;
-  };
-  const mark = async (marker) => {
-    await navigator.clipboard.writeText(marker);
-    await settle(text => text === marker);
-  };
-  const read = async (marker) => {
-    const text = await settle(text => text !== marker);
-    return text === marker ? '' : text;
-  };
-  window.guideCopy = {mark, read};
-  // a reader opens a collapsed block (the compatibility page's "??? note") before copying from it;
-  // a button inside a closed <details> copies nothing, and each would wait COPY_WAIT_MS
-  document.querySelectorAll('details:not([open])').forEach(details => { details.open = true; });
   const buttons = [...document.querySelectorAll('BUTTONS')];
+  if (!window.guideCopy) {
+    const settle = async (done) => {
+      const until = performance.now() + WAIT;
+      let text = await navigator.clipboard.readText();
+      while (!done(text) && performance.now() < until) {
+        await new Promise(resolve => setTimeout(resolve, 10));
+        text = await navigator.clipboard.readText();
+      }
+      return text;
+    };
+    const checked = i => buttons[i].matches('clipboard-copy') || i === 0 || i === buttons.length - 1;
+    const marker = i => `guide-copy-test-marker-${i}`;
+    const copy = {caught: null};
+    window.addEventListener('copy', event => {
+      const target = event.target;
+      copy.caught = event.defaultPrevented ? event.clipboardData.getData('text/plain')
+        : target && typeof target.value === 'string' ? target.value.slice(target.selectionStart, target.selectionEnd)
+        : String(document.getSelection());
+    });
+    copy.before = async (i) => {
+      copy.caught = null;
+      if (!checked(i)) return;
+      await navigator.clipboard.writeText(marker(i));
+      await settle(text => text === marker(i));
+    };
+    // {text: what the copy gave, clipboard: the clipboard read back (null: not read)}, or null
+    // where a Material button copied nothing (a reader's click next)
+    copy.after = async (i) => {
+      let clipboard = null;
+      if (checked(i)) {
+        clipboard = await settle(text => text !== marker(i));
+        if (clipboard === marker(i)) clipboard = '';
+      }
+      if (buttons[i].matches('clipboard-copy')) return {text: clipboard, clipboard};
+      return copy.caught ? {text: copy.caught, clipboard} : null;
+    };
+    window.guideCopy = copy;
+    // a reader opens a collapsed block (the compatibility page's "??? note") before copying from
+    // it; a button inside a closed <details> copies nothing
+    document.querySelectorAll('details:not([open])').forEach(details => { details.open = true; });
+  }
   const copied = [];
   for (let i = start; i < buttons.length; i++) {
-    const marker = `guide-copy-test-marker-${i}`;
-    await mark(marker);
+    await window.guideCopy.before(i);
     if (buttons[i].matches('button') && !navigator.userActivation.isActive) return {copied, next: i};
     buttons[i].click();
-    const text = await read(marker);
-    // nothing landed (seen once in 1,300 copies on a loaded machine): a reader's click next
-    if (text === '' && buttons[i].matches('button')) return {copied, next: i};
-    copied.push(text);
+    const got = await window.guideCopy.after(i);
+    if (got === null) return {copied, next: i};
+    copied.push(got);
   }
   return {copied, next: null};
 }""".replace("BUTTONS", _BUTTONS).replace("WAIT", str(COPY_WAIT_MS))
 
 
-def _copy_all(page) -> list[str]:
-    """What each copy button put on the clipboard, in button order."""
+def _copy_all(page) -> list[dict]:
+    """What each copy button gave, in button order: {"text": ..., "clipboard": ... or None}."""
     copied, start = [], 0
     while True:
         result = page.evaluate(_COPY_JS, start)
@@ -178,8 +203,9 @@ def _copy_all(page) -> list[str]:
         if result["next"] is None:
             return copied
         index = result["next"]  # a reader's click: it also gives the page user activation again
+        page.evaluate("i => window.guideCopy.before(i)", index)
         page.locator(_BUTTONS).nth(index).click()
-        copied.append(page.evaluate("marker => window.guideCopy.read(marker)", f"guide-copy-test-marker-{index}"))
+        copied.append(page.evaluate("i => window.guideCopy.after(i)", index) or {"text": "", "clipboard": None})
         start = index + 1
 
 
@@ -197,7 +223,7 @@ def _record(page, visit: Visit) -> None:
                            " || !document.querySelector('clipboard-copy')")
     visit.blocks = [Block(**block) for block in page.evaluate(_BLOCKS_JS)]
     for block, copied in zip(visit.blocks, _copy_all(page)):
-        block.copied = copied
+        block.copied, block.on_clipboard = copied["text"], copied["clipboard"]
     visit.strings = page.evaluate(_STRINGS_JS)
     download = page.locator("a.md-content__button[download]")
     if download.count():

@@ -232,6 +232,22 @@ def test_copy_buttons_copy_the_code_without_prompts_or_output(visit, page):
 
 
 @each_page
+def test_what_a_copy_carries_is_what_lands_on_the_clipboard(visit, page):
+    """tests/browser.py records each copy from its copy event and reads the real clipboard back
+    for the first and the last button of the page (and every notebook cell): the two agree."""
+    if not visit.blocks:
+        return
+    read_back = {index: block for index, block in enumerate(visit.blocks) if block.on_clipboard is not None}
+    assert {0, len(visit.blocks) - 1} <= set(read_back), (
+        f"{page.rel}: the clipboard was not read back after the first and the last copy button")
+    for index, block in read_back.items():
+        assert block.on_clipboard == block.copied, (
+            f"{page.rel}: code block {index + 1} ({block.language} {block.title}): the clipboard holds "
+            f"something other than the button's copy event carried:\n--- clipboard ---\n{block.on_clipboard}\n"
+            f"--- copy event ---\n{block.copied}")
+
+
+@each_page
 def test_copied_code_runs_and_prints_what_the_page_shows(browsed, visit, page):
     ran = browsed[3]
     blocks = [b for b in visit.blocks if b.language in RUNNABLE]

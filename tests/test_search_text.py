@@ -57,3 +57,29 @@ def test_each_chinese_run_is_cut_as_jieba_cuts_it(site, path):
         assert isinstance(plugin.jieba, search_text._CutOnce) and plugin.jieba._jieba is jieba
     finally:
         plugin.jieba = before
+
+
+def test_the_cuts_kept_on_disk_are_read_back_under_the_same_jieba_only(tmp_path):
+    """The next build reads the runs the last one cut (.cache/search-cuts-<language>.pickle) instead
+    of asking jieba, as long as jieba's release and dictionary are the same."""
+    import jieba
+
+    runs = ["中间张量的梯度", "钩子没有被调用"]
+    first = search_text._CutOnce(jieba, folder=tmp_path)
+    words = [first.cut(run) for run in runs]
+    assert words == [tuple(jieba.cut(run)) for run in runs]
+    first.save("zh", folder=tmp_path)
+
+    class Refuses:  # the same jieba, which must not be asked again
+        __version__, dt = jieba.__version__, jieba.dt
+
+        def cut(self, text):
+            raise AssertionError(f"jieba asked again for {text}")
+
+    assert [search_text._CutOnce(Refuses(), folder=tmp_path).cut(run) for run in runs] == words
+
+    class Newer(Refuses):
+        __version__ = jieba.__version__ + ".1"
+
+    with pytest.raises(AssertionError, match="asked again"):
+        search_text._CutOnce(Newer(), folder=tmp_path).cut(runs[0])

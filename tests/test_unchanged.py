@@ -23,6 +23,8 @@ SCRIPT = "snippets/ddp/ddp_intermediate_grads.py"
     (f"tests/test_scripts.py::test_script_prints_its_expected_output[{SCRIPT} (differs on torch 2.4.1: x.md)]", SCRIPT),
     ("tests/test_examples.py::test_examples_were_collected", None),
     (f"tests/test_snippet_rules.py::test_no_blank_line_inside_a_class_or_function[{DOC}]", None),
+    ("tests/test_benchmark.py::test_memory_is_measured_to_the_byte", "tests/test_benchmark.py"),
+    ("tests/test_benchmark.py::test_every_figure_in_the_prose_comes_from_the_run[cost.md]", "tests/test_benchmark.py"),
 ])
 def test_a_test_id_names_its_document(nodeid, document):
     assert unchanged.document_of(nodeid) == document
@@ -91,8 +93,8 @@ class _Hook:
         self.deselected += items
 
 
-def _plugin(tmp_path):
-    config = SimpleNamespace(hook=_Hook(), args=[])
+def _plugin(tmp_path, keyword=""):
+    config = SimpleNamespace(hook=_Hook(), args=[], option=SimpleNamespace(keyword=keyword))
     return unchanged.Unchanged(config, shared="shared", record=tmp_path / "passed.json")
 
 
@@ -122,6 +124,36 @@ def test_only_a_document_whose_every_test_passed_is_left_out_next_time(tmp_path)
     assert [i.nodeid for i in kept] == failing + other
     assert [i.nodeid for i in second.config.hook.deselected] == passing
     assert second.left_out == {DOC: 2}
+
+
+BENCHMARK = ["tests/test_benchmark.py::test_memory_is_measured_to_the_byte",
+             "tests/test_benchmark.py::test_relations_hold_on_small_models"]
+
+
+def test_a_test_file_that_passed_whole_is_left_out_not_after_a_partial_run(tmp_path):
+    for keyword, recorded in (("memory", False), ("", True)):
+        plugin = _plugin(tmp_path, keyword)
+        assert plugin.deselect(_items(*BENCHMARK)) == _items(*BENCHMARK)
+        for nodeid in BENCHMARK:
+            plugin.logreport(_report(nodeid, "passed"))
+        plugin.save()
+        assert ("tests/test_benchmark.py" in json.loads((tmp_path / "passed.json").read_text())) is recorded
+    assert _plugin(tmp_path).deselect(_items(*BENCHMARK)) == []
+
+
+def test_a_test_files_key_changes_with_what_it_reads(tmp_path, monkeypatch):
+    (tmp_path / "tools" / "measure").mkdir(parents=True)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_benchmark.py").write_text("a\n", encoding="utf-8")
+    monkeypatch.setattr(unchanged, "ROOT", tmp_path)
+    first = unchanged.document_key("shared", "tests/test_benchmark.py")
+    (tmp_path / "tools" / "measure" / "report.py").write_text("b\n", encoding="utf-8")
+    second = unchanged.document_key("shared", "tests/test_benchmark.py")
+    assert second != first
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "cost.zh.md").write_text("c\n", encoding="utf-8")
+    assert unchanged.document_key("shared", "tests/test_benchmark.py") not in (first, second)
+    assert unchanged.document_key("shared-2", "tests/test_benchmark.py") != unchanged.document_key("shared", "tests/test_benchmark.py")
 
 
 def test_a_document_that_did_not_run_to_the_end_or_was_skipped_is_not_recorded(tmp_path):

@@ -14,6 +14,11 @@ requirement files and pyproject.toml, each installed distribution with its versi
 DeepSpeed's folder), the Python, and the environment variables that reach torch or the tests.
 A change to any shared input runs everything again.
 
+A whole test file can be such a document too (_FILES): tests/test_benchmark.py re-measures the cost
+page's memory relations on small models (a quarter of the quick loop's own test time when the
+builds run beside it); its inputs are its own file and the folders _FILES names, beside the shared
+ones. It is recorded only after a run that selected all of it (no -k).
+
 Off, so that everything runs: in CI (`CI` set), with GUIDE_RUN_ALL=1 (`make test` sets it), in the
 second examples process, and when the command line names test ids (`file::test`). The record is
 .pytest_cache/guide-passed.json, local to the checkout; a document that fails, or does not run to
@@ -44,6 +49,11 @@ _KINDS = {  # test function -> how its test id names the document
     "tests/test_examples.py::test_example": "example",
     "tests/test_scripts.py::test_script_prints_its_expected_output": "script",
 }
+# Test files that are one document each -> what they read besides the shared inputs
+_FILES = {
+    "tests/test_benchmark.py": ("tests/test_benchmark.py", "tools/measure", "snippets/cost", "docs/cost.md",
+                                "docs/cost.zh.md"),
+}
 
 
 def enabled(config) -> bool:
@@ -55,6 +65,9 @@ def enabled(config) -> bool:
 def document_of(nodeid: str) -> str | None:
     """The document a test runs (snippets/<folder>/<name>.md or .py, or docs/<page>.md), or None
     for a test that is not one of a document's."""
+    file = nodeid.split("::", 1)[0]
+    if file in _FILES:
+        return file
     function, _, param = nodeid.partition("[")
     if function not in _KINDS or not param:
         return None
@@ -142,7 +155,13 @@ def shared_key() -> str:
 def document_key(shared: str, document: str) -> str:
     digest = hashlib.sha256(shared.encode())
     path = ROOT / document
-    inputs = [path, path.with_suffix(".out"), releases.path(path.stem)] if document.startswith("snippets/") else [path]
+    if document in _FILES:
+        inputs = [p for rel in _FILES[document] for p in ([ROOT / rel] if (ROOT / rel).is_file() else
+                  (ROOT / rel).rglob("*")) if "__pycache__" not in p.parts]
+    elif document.startswith("snippets/"):
+        inputs = [path, path.with_suffix(".out"), releases.path(path.stem)]
+    else:
+        inputs = [path]
     _hash_files(digest, [p for p in inputs if p.is_file()])
     return digest.hexdigest()
 
@@ -196,8 +215,11 @@ class Unchanged:
 
     def save(self) -> None:
         record = _read(self.record)
+        chosen = bool(getattr(self.config.option, "keyword", ""))  # -k: a test file may have run in part
         for document, ids in self.ran.items():
-            if all(self.outcomes.get(nodeid) == "passed" for nodeid in ids):
+            if document in _FILES and chosen:
+                record.pop(document, None)
+            elif all(self.outcomes.get(nodeid) == "passed" for nodeid in ids):
                 record[document] = self.key(document)
             else:
                 record.pop(document, None)
@@ -208,9 +230,11 @@ class Unchanged:
         if not self.left_out:
             return
         tests = sum(self.left_out.values())
-        scripts = sum(1 for d in self.left_out if d.endswith(".py"))
+        files = sorted(d for d in self.left_out if d in _FILES)
+        scripts = sum(1 for d in self.left_out if d.endswith(".py") and d not in _FILES)
+        also = "".join(f", {name}" for name in files)
         terminalreporter.section("unchanged since they passed: not run")
         terminalreporter.write_line(
-            f"{tests} tests of {len(self.left_out) - scripts} documents and {scripts} scripts were left out "
+            f"{tests} tests of {len(self.left_out) - scripts - len(files)} documents, {scripts} scripts{also} were left out "
             f"(deselected): every input is as it was when they last passed here (.pytest_cache/guide-passed.json). "
             "GUIDE_RUN_ALL=1 runs them; `make test` and CI always do.")

@@ -13,8 +13,8 @@ the parent writes again after its own pass, as the serial order leaves them. The
 loop then waits for it instead of building, and runs every plugin's on_config for that language
 as the nested build would have, so the final steps (i18n's merged search index, plugin_fixes'
 per-language sitemaps and indexes) see the same state. A warning in the forked pass fails it in
-strict mode, and the parent stops with the same Abort. jieba's dictionary is loaded once, before
-the fork, with its "Loading model" messages left out of the log.
+strict mode, and the parent stops with the same Abort. jieba's "Loading model" messages are left
+out of the log.
 
 Only for `mkdocs build` (not `serve`, whose server threads do not survive a fork) and where fork
 exists; GUIDE_SERIAL_BUILD=1 builds one language after the other as i18n does.
@@ -85,14 +85,15 @@ def on_files(files, config):
 
 
 def _load_jieba() -> None:
-    """Material's search segments Chinese text with jieba, whose dictionary takes 0.6 s to load:
-    once, before the fork, instead of once in each pass."""
+    """Material's search segments Chinese text with jieba, whose dictionary takes 0.6 s to load.
+    Only the Chinese pass cuts, and only the runs that tools/site/search_text.py has not kept
+    from the last build: jieba loads its dictionary there, at the first such run, if any. Its
+    "Loading model" messages are left out of the log here, before the fork."""
     try:
         import jieba
     except ImportError:
         return
     jieba.setLogLevel(logging.INFO)
-    jieba.initialize()
 
 
 def _plugin_fixes(config):

@@ -77,11 +77,17 @@ class Section:
                        for e in self.examples())
 
 
+_PATHS: dict = {}  # name -> (its source, its recording's path), joined again when the source moves
+
+
 def path(name: str) -> Path:
     """<the snippet's folder>/releases/<name>.md (shared/ for a name no folder holds: a test's)."""
     own = source(name)
-    folder = own.parent if own else SNIPPETS / "shared"
-    return folder / RELEASES / f"{name}.md"
+    known = _PATHS.get(name)
+    if known is None or known[0] != own:
+        folder = own.parent if own else SNIPPETS / "shared"
+        known = _PATHS[name] = (own, folder / RELEASES / f"{name}.md")
+    return known[1]
 
 
 def recorded() -> list[Path]:
@@ -106,9 +112,21 @@ def read_bytes(file: Path) -> bytes | None:
     return known[1]
 
 
+# Each recording's sections as last parsed, by the bytes read_bytes gave (the same object while the
+# file is unchanged): compat's digests load every recording over and over. Callers get new Section
+# objects, which they may change.
+_PARSED: dict = {}
+
+
 def load(name: str) -> list[Section]:
-    data = read_bytes(path(name))
-    return [] if data is None else parse(data.decode("utf-8"))
+    file = path(name)
+    data = read_bytes(file)
+    if data is None:
+        return []
+    known = _PARSED.get(file)
+    if known is None or known[0] is not data:
+        known = _PARSED[file] = (data, [(tuple(s.releases), s.kind, s.body) for s in parse(data.decode("utf-8"))])
+    return [Section(list(releases), kind, body) for releases, kind, body in known[1]]
 
 
 def parse(text: str) -> list[Section]:
