@@ -124,7 +124,7 @@ _STRINGS_JS = """() => ({
 # page's own handlers, so one that replaced the text is seen), inside the click itself: nothing to
 # wait for, and `caught` is cleared before each click, so an earlier copy cannot pass for it.
 # Reading the real clipboard back costs about 22 ms a read in headless Chromium, two reads a copy
-# (1,948 copies were most of the page visits' time), so it is read back for the first and the
+# (on all 1,948 copies: a third of the page visits' Chromium CPU time), so it is read back for the first and the
 # last button of each page, where test_browser.py checks it equals what the copy event carried,
 # and for the notebooks' cells (their clipboard-copy elements write with navigator.clipboard,
 # without a copy event). Before such a click the clipboard gets a marker, and the click waits

@@ -247,7 +247,7 @@ def _as_in_a_fresh_process(example) -> None:
     session (their namespaces, every library imported), is frozen out of the garbage collector's
     walks: a gc.collect() inside an example (Accelerate calls one in each Trainer.train()) then
     walks only what its own document made, as in a reader's process. The second examples process
-    spent 19 s of its 237 s in those four Trainer examples' collections (py-spy, 2026-11-30)."""
+    spent 19 s of its 253 s in those four Trainer examples' collections (py-spy, 2026-11-30)."""
     if example.path not in _STARTED:
         _STARTED.add(example.path)
         as_in_a_new_process()

@@ -20,17 +20,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
-import os
-import pickle
-import tempfile
+import sys
 from pathlib import Path
 
 from pymdownx import highlight
 
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # MkDocs loads hooks by path
+    sys.path.insert(0, str(ROOT))
+from tools.site import disk_cache  # noqa: E402
+
 _ORIGINAL = getattr(highlight.Highlight.highlight, "__wrapped__", highlight.Highlight.highlight)
 _RESULTS: dict[str, str] = {}   # key -> HTML: what this process highlighted or read from disk
 _USED: set[str] = set()          # the keys this process's build asked for
-STORE = Path(__file__).resolve().parents[2] / ".cache"
+STORE = disk_cache.STORE
 _VERSIONS = tuple(importlib.metadata.version(name) for name in ("pygments", "pymdown-extensions", "markdown"))
 
 
@@ -54,20 +57,12 @@ highlight.Highlight.highlight = _highlight
 
 
 def load(folder: Path = STORE) -> None:
-    for path in folder.glob("highlight-*.pickle"):
-        try:
-            _RESULTS.update(pickle.loads(path.read_bytes()))
-        except (OSError, ValueError, EOFError, pickle.UnpicklingError):
-            pass  # a damaged file is only a slower build
+    for stored in disk_cache.load("highlight-*.pickle", folder):
+        _RESULTS.update(stored)
 
 
 def save(language: str, folder: Path = STORE) -> None:
-    """Write what this build used, atomically: the other language's pass may read at any time."""
-    folder.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".highlight-{language}-")
-    with os.fdopen(handle, "wb") as file:
-        pickle.dump({key: _RESULTS[key] for key in _USED if key in _RESULTS}, file)
-    os.replace(temporary, folder / f"highlight-{language}.pickle")
+    disk_cache.save(f"highlight-{language}.pickle", {key: _RESULTS[key] for key in _USED if key in _RESULTS}, folder)
 
 
 load()
