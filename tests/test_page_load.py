@@ -67,7 +67,7 @@ def test_the_search_worker_ranks_a_pasted_message_first(site):
 
 def test_a_changed_search_worker_is_reported_not_patched():
     worker = ("var U=class{search(e){ s.push(B(_({},c),{score:a*(1+K(g,2)),terms:f})) .sort((s,o)=>o.score-s.score)"
-              " e=e+s+o.id}return e}")
+              " e=e+s+o.id}return e} " + search_rank.HIGHLIGHT)
     patched, missing = search_rank.patch(worker)
     assert not missing and all(new in patched for _, new in search_rank.REPLACEMENTS)
     _, missing = search_rank.patch(worker.replace("o.score-s.score", "s.score<o.score"))
