@@ -83,3 +83,43 @@ def test_the_cuts_kept_on_disk_are_read_back_under_the_same_jieba_only(tmp_path)
 
     with pytest.raises(AssertionError, match="asked again"):
         search_text._CutOnce(Newer(), folder=tmp_path).cut(runs[0])
+
+
+def _sections(parser) -> list[tuple]:
+    return [(s.el.tag, s.el.attrs, s.depth, s.id, s.title, s.text) for s in parser.data]
+
+
+@pytest.mark.parametrize("path", ["pitfalls", "zh/deepspeed"])
+def test_a_page_parsed_before_gets_the_same_sections_without_parsing(site, path, tmp_path):
+    """The parser the hook installs reads a page's HTML once: fed the same HTML again (in this
+    build or, from .cache/search-sections-<language>.pickle, the next), it gives copies of the
+    sections Material's parser gives, which the index may change without touching the kept ones."""
+    html = search_text._SPAN.sub("", (site / path / "index.html").read_text(encoding="utf-8"))
+    material = Parser()
+    material.feed(html)
+    material.close()
+
+    kept = search_text._Sections(folder=tmp_path)
+    parsed_once = search_text._parsing_once(Parser, kept)
+    for _ in range(3):  # parsed, then remembered twice
+        parser = parsed_once()
+        parser.feed(html)
+        parser.close()
+        assert _sections(parser) == _sections(material)
+        parser.data[0].title = ["changed by the index"]
+    kept.save("zh", folder=tmp_path)
+
+    class Refuses(Parser):  # Material's parser, which must not be asked again
+        def goahead(self, end):
+            raise AssertionError("the page was parsed again")
+
+    again = search_text._parsing_once(Refuses, search_text._Sections(folder=tmp_path))()
+    again.feed(html)
+    again.close()
+    assert _sections(again) == _sections(material)
+
+    stale = search_text._Sections(folder=tmp_path)
+    assert len(stale) == 1
+    (tmp_path / "search-sections-zh.pickle").write_bytes(
+        __import__("pickle").dumps({"stamp": ("another Material",), "sections": dict(stale)}))
+    assert not search_text._Sections(folder=tmp_path), "sections kept under another Material were read"
