@@ -2,6 +2,7 @@
 indexes what it indexes from the page with them (sections, titles and text), on the guide's own
 pages: the largest code-heavy ones of both languages, from the session's strict build."""
 
+import pickle
 import re
 
 import pytest
@@ -121,5 +122,5 @@ def test_a_page_parsed_before_gets_the_same_sections_without_parsing(site, path,
     stale = search_text._Sections(folder=tmp_path)
     assert len(stale) == 1
     (tmp_path / "search-sections-zh.pickle").write_bytes(
-        __import__("pickle").dumps({"stamp": ("another Material",), "sections": dict(stale)}))
+        pickle.dumps({"stamp": ("another Material",), "sections": dict(stale)}))
     assert not search_text._Sections(folder=tmp_path), "sections kept under another Material were read"
