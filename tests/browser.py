@@ -8,7 +8,7 @@ there (tests/test_browser.py asserts on the records):
 - for every code block with a copy button: its language, its title, the text the button gave the
   clipboard (read back from the clipboard itself for the first and last button of each page), and
   the output the page shows for it;
-- the colour scheme before and after a click on the light/dark toggle;
+- the colour scheme before and after a click on the light/dark toggle (on a few pages: TOGGLE_PAGES);
 - where a click on the other language in the language switcher leads, both ways, and the page's
   interface strings;
 - on notebook pages, the downloaded notebook and the Colab link.
@@ -63,7 +63,7 @@ class Visit:
     failed: list[str] = field(default_factory=list)     # "404 http://..." and network failures
     console: list[str] = field(default_factory=list)    # console errors and uncaught exceptions
     blocks: list[Block] = field(default_factory=list)
-    schemes: tuple[str, str] = ("", "")                 # colour scheme before, after the toggle
+    schemes: tuple[str, str] = ("", "")                 # colour scheme before, after the toggle (TOGGLE_PAGES)
     switched_to: str = ""                               # URL after choosing the other language
     notebook: str = ""                                  # the download button's file, as downloaded
     notebook_url: str = ""
@@ -214,7 +214,16 @@ _TOGGLE_JS = """() => [...document.querySelectorAll('form[data-md-component=pale
   .find(label => label.offsetParent !== null).click()"""
 
 
-def _record(page, visit: Visit) -> None:
+# The colour toggle is the header's palette form, the same partial of Material's template on every
+# page: it is clicked on these pages only (English paths; their Chinese twins too): the home page,
+# a notebook page (mkdocs-jupyter's template around it) and the longest page. The click restyles
+# the whole page: 0.1-0.23 CPU-s of Chromium per page (measured page by page, 2026-11-30); in
+# full runs Chromium's total went from 147-150 to 144 CPU-s. A script error on any page, which
+# could stop the toggle, fails that page's console test.
+TOGGLE_PAGES = ("", "notebooks/intermediate-gradients/", "questions/")
+
+
+def _record(page, visit: Visit, toggle: bool) -> None:
     """What a reader meets on the page now loaded: code blocks and copies, the colour toggle."""
     visit.lang = page.evaluate("document.documentElement.lang")
     if page.locator("pre > code").count():
@@ -233,6 +242,8 @@ def _record(page, visit: Visit) -> None:
         visit.notebook = Path(started.value.path()).read_text(encoding="utf-8")
     colab = page.locator("a.guide-colab")
     visit.colab_url = colab.get_attribute("href") if colab.count() else ""
+    if not toggle:
+        return
     scheme = "() => document.body.getAttribute('data-md-color-scheme')"
     before = page.evaluate(scheme)
     page.evaluate(_TOGGLE_JS)
@@ -270,13 +281,13 @@ def _visit_pair(context, base: str, path: str) -> tuple[Visit, Visit]:
     page.on("console", lambda message: message.type == "error" and current[0].console.append(message.text))
     page.on("pageerror", lambda error: current[0].console.append(f"uncaught: {error}"))
     page.goto(english.url, wait_until="load")
-    _record(page, english)
+    _record(page, english, path in TOGGLE_PAGES)
 
     chinese = Visit(url="")
     current[0] = chinese
     _switch_language(page, "zh")
     english.switched_to = chinese.url = page.url
-    _record(page, chinese)
+    _record(page, chinese, path in TOGGLE_PAGES)
 
     current[0] = Visit(url="")  # the way back: only where it leads
     page.route("**/*", lambda route: route.fulfill(body="<html lang=en></html>", content_type="text/html")

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import pytest
 from sybil.evaluators.doctest import OutputChecker
 
-from tests.browser import browse, missing_browser, same_origin
+from tests.browser import TOGGLE_PAGES, browse, missing_browser, same_origin
 from tests.built_site import BUILD_TIMES, REPOSITORY, SITE_URL, builds  # noqa: F401  (builds: the session's strict build)
 from tests.pages import Source, pages, site_path
 from tests.run_copied import as_its_examples_ran
@@ -294,7 +294,16 @@ def test_no_console_errors(visit, page):
     assert not visit.console, f"{page.rel}: console errors: {visit.console}"
 
 
-@each_page
+TOGGLED = [p for p in EVERY if url_path(p).removeprefix("zh/") in TOGGLE_PAGES]
+
+
+def test_the_toggled_pages_exist_in_both_languages():
+    assert len(TOGGLED) == 2 * len(TOGGLE_PAGES), (
+        f"tests/browser.py's TOGGLE_PAGES names a page the site does not have: "
+        f"{sorted(set(TOGGLE_PAGES) - {url_path(p).removeprefix('zh/') for p in TOGGLED})}")
+
+
+@pytest.mark.parametrize("page", TOGGLED, ids=[p.rel for p in TOGGLED])
 def test_colour_toggle_switches_between_light_and_dark(visit, page):
     assert set(visit.schemes) == {"default", "slate"}, f"{page.rel}: the toggle went {visit.schemes}"
 
