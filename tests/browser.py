@@ -217,9 +217,9 @@ _TOGGLE_JS = """() => [...document.querySelectorAll('form[data-md-component=pale
 # The colour toggle is the header's palette form, the same partial of Material's template on every
 # page: it is clicked on these pages only (English paths; their Chinese twins too): the home page,
 # a notebook page (mkdocs-jupyter's template around it) and the longest page. The click restyles
-# the whole page: 0.1-0.23 CPU-s of Chromium per page (measured page by page, 2026-11-30); in
-# full runs Chromium's total went from 147-150 to 144 CPU-s. A script error on any page, which
-# could stop the toggle, fails that page's console test.
+# the whole page: 0.1-0.23 CPU-s of Chromium per page (measured page by page, 2026-11-30); in a
+# full run the saving is inside the run-to-run spread (Chromium 144-150 CPU-s). A script error on
+# any page, which could stop the toggle, fails that page's console test.
 TOGGLE_PAGES = ("", "notebooks/intermediate-gradients/", "questions/")
 
 
