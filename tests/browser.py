@@ -300,6 +300,17 @@ def _visit_pair(context, base: str, path: str) -> tuple[Visit, Visit]:
 
 WORKERS = 2  # Chromiums side by side, each with its own clipboard
 
+# After a copy Material focuses the button (`t.trigger.focus()` in its bundle). A reader's button is
+# on screen, so that focus does not move the page; the buttons clicked from _COPY_JS are mostly
+# off screen, and the focus scrolled the page to each of them in turn: a scroll, a repaint and
+# Material's scroll handlers (the table of contents follows) per copy, none of them a reader's.
+# focus() is given preventScroll: the button still takes the focus, the page stays where it is.
+# Every page of both languages, browsing alone (Chromium CPU-s, two runs each): 99-111 -> 70-73.
+_FOCUS_IN_PLACE_JS = """(() => {
+  const focus = HTMLElement.prototype.focus;
+  HTMLElement.prototype.focus = function (options) { return focus.call(this, {...options, preventScroll: true}); };
+})()"""
+
 
 def _worker(url: str, paths: list[str], searches: dict[str, list[str]], visits: dict, found: dict, drawn: dict,
             on_blocks) -> None:
@@ -312,6 +323,7 @@ def _worker(url: str, paths: list[str], searches: dict[str, list[str]], visits: 
         # 37-38 s of browsing.
         context = browser.new_context(viewport={"width": 1280, "height": 900}, reduced_motion="reduce")
         context.set_default_timeout(TIMEOUT_MS)
+        context.add_init_script(_FOCUS_IN_PLACE_JS)
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
         for path in paths:  # English paths; each visit covers the Chinese twin too
             english, chinese = _visit_pair(context, url, path)
