@@ -3,6 +3,7 @@ examples of the documents that import heavy libraries) and reports its wall time
 reported, never asserted."""
 
 import gc
+import json
 import os
 import shutil
 import sys
@@ -100,11 +101,38 @@ def pytest_collection_finish(session):
         start_scripts([path.relative_to(ROOT).as_posix() for path in SCRIPTS])  # no-op if started above
 
 
+# In the second examples process (tests/test_examples.py starts it): the file where each example's
+# outcome goes as its test ends, for the first process to report while this one runs.
+_OUTCOMES = os.environ.get("GUIDE_EXAMPLES_OUTCOMES")
+_ENDED: dict[str, tuple[str, str]] = {}  # test id -> (outcome, message) so far, until its teardown
+
+
+def _write_outcome(report) -> None:
+    """One JSON line [test name, 'passed' | 'failed' | 'xfailed', message] once a test has ended
+    (its teardown): a failure in any phase fails it, a skip fails it too (an example is never
+    skipped), as in the JUnit file this replaces."""
+    got = _ENDED.get(report.nodeid)
+    if report.failed:
+        before = got[1] + "\n" if got and got[0] == "failed" else ""
+        _ENDED[report.nodeid] = ("failed", before + report.longreprtext)
+    elif report.skipped and (got is None or got[0] != "failed"):
+        _ENDED[report.nodeid] = (("xfailed", report.wasxfail) if hasattr(report, "wasxfail")
+                                 else ("failed", f"skipped: {report.longrepr[-1]}"))
+    elif report.when == "call" and got is None:
+        _ENDED[report.nodeid] = ("passed", "")
+    if report.when == "teardown":
+        line = json.dumps([report.nodeid.split("::")[-1], *_ENDED.pop(report.nodeid, ("passed", ""))])
+        with open(_OUTCOMES, "a", encoding="utf-8") as file:  # one write per line
+            file.write(line + "\n")
+
+
 def pytest_runtest_logreport(report):
     """Each example test's outcome, by document, for tests/test_browser.py: a copy equal to a
     snippet's code reads its examples' outcomes instead of running them again."""
     if _UNCHANGED:
         _UNCHANGED[0].logreport(report)
+    if _OUTCOMES and report.nodeid.startswith("tests/test_examples.py::test_example["):
+        _write_outcome(report)
     if report.nodeid.startswith("tests/test_examples.py::test_example["):
         examples = sys.modules["tests.test_examples"]
         if report.failed or report.skipped or report.when == "call":
@@ -124,8 +152,9 @@ def pytest_sessionfinish(session):
     if checker_runs is not None:
         checker_runs.stop_runs()
     test_examples = sys.modules.get("tests.test_examples")
-    if test_examples is not None and test_examples._SECOND_RUN:  # the second process's JUnit file
+    if test_examples is not None and test_examples._SECOND_RUN:  # the second process's outcomes file
         test_examples._SECOND_RUN["done"].wait(timeout=600)
+        test_examples._SECOND_RUN["file"].close()
         shutil.rmtree(test_examples._SECOND_RUN["folder"], ignore_errors=True)
 
 

@@ -14,6 +14,7 @@ and message, and come last, so that both processes run at once.
 """
 
 import gc
+import json
 import os
 import re
 import subprocess
@@ -22,7 +23,6 @@ import tempfile
 import threading
 import time
 import warnings
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -49,6 +49,8 @@ SYBILS = [
 
 
 ONLY = "GUIDE_EXAMPLES_ONLY"  # set in the second process: the documents it runs (see below)
+# ... and the file where it writes each test's outcome as the test ends (tests/conftest.py)
+OUTCOMES_FILE = "GUIDE_EXAMPLES_OUTCOMES"
 
 
 class ReleaseRun:
@@ -172,13 +174,14 @@ def start_second_process(selected_ids) -> None:
     if _SECOND_RUN or not ids:
         return
     folder = tempfile.mkdtemp(prefix="guide-examples-")
-    junit = Path(folder) / "results.xml"
+    outcomes = Path(folder) / "outcomes.jsonl"
+    outcomes.touch()
     documents = sorted({_document_of(i) for i in ids})
-    env = {**os.environ, ONLY: ",".join(documents)}
-    command = [sys.executable, "-m", "pytest", "tests/test_examples.py", "-q", "-p", "no:cacheprovider",
-               f"--junitxml={junit}"]
+    env = {**os.environ, ONLY: ",".join(documents), OUTCOMES_FILE: str(outcomes)}
+    command = [sys.executable, "-m", "pytest", "tests/test_examples.py", "-q", "-p", "no:cacheprovider"]
     done = threading.Event()
-    _SECOND_RUN.update(done=done, junit=junit, folder=folder)
+    _SECOND_RUN.update(done=done, folder=folder, file=outcomes.open("rb"), outcomes={},
+                       waited=0.0)
 
     def run() -> None:
         from tests.built_site import BUILD_TIMES  # reported by conftest.py, never asserted
@@ -199,39 +202,40 @@ def _document_of(nodeid: str) -> str:
     return nodeid.split("[", 1)[1].split(":")[0].split(" (")[0] if "[" in nodeid else ""
 
 
+def _read_outcomes() -> None:
+    """The outcomes the second process has written since the last read (whole lines only)."""
+    file = _SECOND_RUN["file"]
+    while True:
+        at = file.tell()
+        line = file.readline()
+        if not line.endswith(b"\n"):  # nothing more, or a line still being written: read it next time
+            file.seek(at)
+            return
+        name, outcome, message = json.loads(line)
+        _SECOND_RUN["outcomes"][name] = (outcome, message)
+
+
 def _second_outcome(nodeid: str) -> tuple[str, str]:
-    """('passed' | 'failed' | 'xfailed', message) of this test in the second process."""
+    """('passed' | 'failed' | 'xfailed', message) of this test in the second process, as soon as
+    that process has written it (tests/conftest.py writes each outcome as its test ends): this
+    process reports the second one's tests while it runs them, not all of them after it ends."""
     if not _SECOND_RUN:
         start_second_process([nodeid])
-    if not _SECOND_RUN["done"].is_set() and "waited" not in _SECOND_RUN:
-        from tests.built_site import BUILD_TIMES  # how long this process then waits: the balance
+    name = nodeid.split("::")[-1]
+    started = time.perf_counter()
+    while True:
+        finished = _SECOND_RUN["done"].is_set()  # read before the file: no outcome written after it
+        _read_outcomes()
+        if name in _SECOND_RUN["outcomes"] or finished:
+            break
+        _SECOND_RUN["done"].wait(0.05)
+    from tests.built_site import BUILD_TIMES  # how long this process waited: the balance
 
-        started = time.perf_counter()
-        _SECOND_RUN["done"].wait()
-        _SECOND_RUN["waited"] = BUILD_TIMES["this process waiting for the second one"] = \
-            time.perf_counter() - started
-    else:
-        _SECOND_RUN["done"].wait()
-    if "outcomes" not in _SECOND_RUN:
+    _SECOND_RUN["waited"] += time.perf_counter() - started
+    BUILD_TIMES["this process waiting for the second one"] = _SECOND_RUN["waited"]
+    if name not in _SECOND_RUN["outcomes"]:
         if "error" in _SECOND_RUN:
             raise RuntimeError(f"the second examples process failed: {_SECOND_RUN['error']!r}")
-        outcomes = {}
-        junit = _SECOND_RUN["junit"]
-        if junit.is_file():
-            for case in ET.parse(junit).getroot().iter("testcase"):
-                failure = case.find("failure") if case.find("failure") is not None else case.find("error")
-                skipped = case.find("skipped")
-                if failure is not None:
-                    outcomes[case.get("name")] = ("failed", (failure.get("message") or "") + "\n" + (failure.text or ""))
-                elif skipped is not None and skipped.get("type") == "pytest.xfail":
-                    outcomes[case.get("name")] = ("xfailed", skipped.get("message") or "")
-                elif skipped is not None:
-                    outcomes[case.get("name")] = ("failed", "skipped: " + (skipped.get("message") or ""))
-                else:
-                    outcomes[case.get("name")] = ("passed", "")
-        _SECOND_RUN["outcomes"] = outcomes
-    name = nodeid.split("::")[-1]
-    if name not in _SECOND_RUN["outcomes"]:
         process = _SECOND_RUN.get("process")
         output = (process.stdout[-3000:] + process.stderr[-3000:]) if process else ""
         raise RuntimeError(f"the second examples process did not report {name}:\n{output}")
