@@ -5,9 +5,11 @@ prints for a page. Each test file imports the fixtures it uses."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -52,9 +54,18 @@ def main_here(module, args: list[str], capsys) -> tuple[int, str]:
     (tests/test_examples.py) and its environment are left as they were."""
     saved = {name: m for name, m in sys.modules.items() if name.startswith("snippets_")}
     environment = dict(os.environ)  # main() hides the GPUs from the examples
+    # main() points tempfile and TMPDIR at a folder of its own and removes it at the end: right in
+    # a reader's process, but here every thread of the suite would follow it, and the script runs
+    # that started in it meanwhile had their working folders removed under them (torch's import
+    # then stops with "Intel oneMKL FATAL ERROR: Cannot load .../libtorch_cpu.so.": MKL asks for the
+    # working folder). Here the run keeps the suite's temporary folder; a run in a process of its
+    # own checks the folder (tests/test_checker_run.py, the probe).
+    own = module.own_temporary_folder
+    module.own_temporary_folder = lambda: contextlib.nullcontext(tempfile.gettempdir())
     try:
         code = module.main(args)
     finally:
+        module.own_temporary_folder = own
         for name in [n for n in sys.modules if n.startswith("snippets_")]:
             del sys.modules[name]
         sys.modules.update(saved)

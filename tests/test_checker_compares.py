@@ -11,7 +11,9 @@ expected line changed.
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import sys
 
 import pytest
@@ -289,3 +291,14 @@ def test_a_script_starts_from_the_environment_the_checker_started_with(module, m
     finally:
         module._ENVIRONMENT.clear()
 
+
+
+def test_a_run_in_this_process_leaves_the_suites_temporary_folder_alone(module, capsys, monkeypatch):
+    """While main() runs here, the suite's other threads start script runs in temporary folders:
+    had main() moved tempfile's folder and TMPDIR to its own and removed it at the end, as a
+    reader's run does, their working folders would go with it (main_here keeps them)."""
+    before = (tempfile.gettempdir(), os.environ.get("TMPDIR"))
+    seen = []
+    monkeypatch.setattr(module, "check", lambda pages, args: seen.append((tempfile.gettempdir(), os.environ.get("TMPDIR"))) or 0)
+    main_here(module, ["--page", BROKEN_PAGE], capsys)
+    assert seen == [before]
