@@ -31,6 +31,28 @@ def pytest_configure(config):
 
     if unchanged.enabled(config) and not config.option.collectonly:
         _UNCHANGED.append(unchanged.Unchanged(config))
+    if _whole_suite(config):
+        _start_before_collection()
+
+
+def _whole_suite(config) -> bool:
+    """`make test`: GUIDE_RUN_ALL=1 and every test under testpaths, none left out by an option."""
+    option = config.option
+    return (os.environ.get("GUIDE_RUN_ALL") == "1" and config.args_source == config.ArgsSource.TESTPATHS
+            and not (option.keyword or option.markexpr or option.collectonly or option.deselect
+                     or getattr(option, "lf", False) or option.ignore or option.ignore_glob))
+
+
+def _start_before_collection() -> None:
+    """In a whole run, the work that needs nothing collected starts now: the second examples
+    process (its documents are read from their files) and the site builds. For its first seconds
+    a run is this process collecting alone, on one core of two (vmstat: half idle for 8 s)."""
+    from tests import second_process
+    from tests.built_site import start_builds
+
+    second_process.start(sorted(second_process.SECOND))
+    _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
+    start_builds(_WORKDIR[0])
 
 
 def pytest_collection_modifyitems(items):
@@ -39,7 +61,7 @@ def pytest_collection_modifyitems(items):
     browser job run (waiting at the first test of test_browser.py, alphabetically second, left it
     idle for four of a fresh clone's six minutes). Within each group the order is unchanged."""
     examples = sys.modules.get("tests.test_examples")
-    second = examples.SECOND if examples is not None else set()
+    second = examples.SECOND if examples is not None else set()  # tests/second_process.py's
     if _UNCHANGED:  # first: what is left out starts no background work
         items[:] = _UNCHANGED[0].deselect(items)
 
@@ -84,10 +106,11 @@ def pytest_collection_finish(session):
 
         start_scripts(scripts)
     if any(item.nodeid.startswith("tests/test_site_") for item in session.items):  # test_site_*.py
-        from tests.built_site import start_builds
+        from tests.built_site import _STARTED, start_builds
 
-        _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
-        start_builds(_WORKDIR[0])
+        if not _STARTED:
+            _WORKDIR.append(Path(tempfile.mkdtemp(prefix="guide-builds-")))
+            start_builds(_WORKDIR[0])
     if any(item.nodeid.startswith(("tests/test_browser.py", "tests/test_browser_search.py")) for item in session.items):
         from tests.built_site import _STARTED, start_builds
         from tests.test_browser import start_browser
@@ -151,11 +174,8 @@ def pytest_sessionfinish(session):
     checker_runs = sys.modules.get("tests.test_checker_run")
     if checker_runs is not None:
         checker_runs.stop_runs()
-    test_examples = sys.modules.get("tests.test_examples")
-    if test_examples is not None and test_examples._SECOND_RUN:  # the second process's outcomes file
-        test_examples._SECOND_RUN["done"].wait(timeout=600)
-        test_examples._SECOND_RUN["file"].close()
-        shutil.rmtree(test_examples._SECOND_RUN["folder"], ignore_errors=True)
+    if "tests.second_process" in sys.modules:
+        sys.modules["tests.second_process"].finish()
 
 
 def pytest_terminal_summary(terminalreporter):

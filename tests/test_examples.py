@@ -8,20 +8,15 @@ only. On the others its examples run as one test that compares them exactly with
 release printed in a real run, recorded in <folder>/releases/<name>.md (tools/snippets/releases.py): a
 difference nobody recorded, a crash, or a release with no recorded output fails.
 
-The documents that import a library outside requirements.txt run in a second pytest process,
-started right after collection (below, "The second process"); their tests here report its outcome
-and message, and come last, so that both processes run at once.
+The documents that import a library outside requirements.txt run in a second pytest process
+(tests/second_process.py), started before collection in a full run, right after it otherwise;
+their tests here report its outcome and message, and come last, so that both processes run at once.
 """
 
 import gc
-import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
-import threading
-import time
 import warnings
 from pathlib import Path
 
@@ -31,7 +26,8 @@ from sybil.parsers.markdown import PythonCodeBlockParser
 
 from tools.examples.evaluate import PyconParser, module_globals, release_problems
 from tools.examples.fresh import as_in_a_new_process
-from tools.examples.refresh_outputs import LAYERS, layer_libraries
+from tests import second_process
+from tests.second_process import ONLY, OPTIONAL, SECOND
 from tools.snippets import DOCS, FLAGS, ROOT, SNIPPETS, is_snippet, releases, torch_release, version_gates
 from tools.snippets import rel as rel_path
 
@@ -48,9 +44,6 @@ SYBILS = [
 ]
 
 
-ONLY = "GUIDE_EXAMPLES_ONLY"  # set in the second process: the documents it runs (see below)
-# ... and the file where it writes each test's outcome as the test ends (tests/conftest.py)
-OUTCOMES_FILE = "GUIDE_EXAMPLES_OUTCOMES"
 
 
 class ReleaseRun:
@@ -105,11 +98,9 @@ def _examples():
                     yield pytest.param(example, id=f"{rel}:{example.line}")
 
 
-# Libraries outside requirements.txt, by the make target that installs them. A missing one fails
-# each example that imports it, naming the package and the target; it is never skipped.
-# Each pinned library's import name -> the make target that installs it, read from the requirement
-# files themselves: a library added to a layer is named here without anyone editing this file.
-OPTIONAL = {library: target for layer, target in LAYERS.items() for library in layer_libraries(layer)}
+# Libraries outside requirements.txt, by the make target that installs them (tests/second_process.py
+# reads them from the requirement files). A missing one fails each example that imports it, naming
+# the package and the target; it is never skipped.
 
 
 def evaluate(example) -> None:
@@ -131,33 +122,10 @@ RELEASE = torch_release()
 VERSION = __import__("torch").__version__.split("+")[0]
 EXAMPLES = list(_examples())
 
-# --- The second process --------------------------------------------------------------------
-# The documents that import a library outside requirements.txt (TensorFlow, JAX, Transformers,
-# Captum, torchvision, Lightning, Opacus, diffusers, PyG) cost most of the examples' time, much of it imports.
-# conftest.py starts them right after collection in a second pytest process, which runs them as
-# here, one document after another, while this process runs the rest: both cores stay busy. Each
-# of their tests here reports that process's outcome and message for the same test id.
-_IMPORT = re.compile(r"^(?:>>> )?(?:import|from) (\w+)", re.MULTILINE)
-# The torch.compile examples join them: Dynamo's import and compilations are this process's largest
-# cost after the libraries', and with them here both processes end at about the same time.
-_COMPILES = re.compile(r"\btorch\.compile\(")
-
-
-def _second_process_documents() -> list[str]:
-    if os.environ.get(ONLY) is not None:
-        return []
-    found = []
-    for param in EXAMPLES:
-        first = _first(param.values[0])
-        rel = Path(first.path).relative_to(ROOT).as_posix()
-        text = Path(first.path).read_text(encoding="utf-8")
-        if rel not in found and (set(_IMPORT.findall(text)) & set(OPTIONAL) or _COMPILES.search(text)):
-            found.append(rel)
-    return found
-
-
-SECOND = set(_second_process_documents())
+# --- The second process (tests/second_process.py) ---------------------------------------------
 OUTCOMES: dict[str, dict[str, str]] = {}  # document -> {test id: outcome}, filled by conftest.py
+start_second_process = second_process.start_for  # conftest.py calls it after collection
+_document_of = second_process.document_of
 
 
 def examples_passed(document: str) -> bool:
@@ -165,81 +133,21 @@ def examples_passed(document: str) -> bool:
     ids = [param.id for param in EXAMPLES if param.id.split(":")[0].split(" (")[0] == document]
     seen = OUTCOMES.get(document, {})
     return bool(ids) and len(seen) == len(ids) and all(outcome == "passed" for outcome in seen.values())
-_SECOND_RUN: dict = {}
 
 
-def start_second_process(selected_ids) -> None:
-    """Run the selected examples of SECOND in another pytest process (a thread waits for it)."""
-    ids = [i for i in selected_ids if _document_of(i) in SECOND]
-    if _SECOND_RUN or not ids:
-        return
-    folder = tempfile.mkdtemp(prefix="guide-examples-")
-    outcomes = Path(folder) / "outcomes.jsonl"
-    outcomes.touch()
-    documents = sorted({_document_of(i) for i in ids})
-    env = {**os.environ, ONLY: ",".join(documents), OUTCOMES_FILE: str(outcomes)}
-    command = [sys.executable, "-m", "pytest", "tests/test_examples.py", "-q", "-p", "no:cacheprovider"]
-    done = threading.Event()
-    _SECOND_RUN.update(done=done, folder=folder, file=outcomes.open("rb"), outcomes={},
-                       waited=0.0)
-
-    def run() -> None:
-        from tests.built_site import BUILD_TIMES  # reported by conftest.py, never asserted
-
-        started = time.perf_counter()
-        try:
-            _SECOND_RUN["process"] = subprocess.run(command, cwd=ROOT, env=env, capture_output=True,
-                                                    text=True, timeout=600)
-        except BaseException as error:
-            _SECOND_RUN["error"] = error
-        BUILD_TIMES[f"examples of {len(documents)} documents, second process"] = time.perf_counter() - started
-        done.set()
-
-    threading.Thread(target=run, daemon=True, name="second-examples").start()
-
-
-def _document_of(nodeid: str) -> str:
-    return nodeid.split("[", 1)[1].split(":")[0].split(" (")[0] if "[" in nodeid else ""
-
-
-def _read_outcomes() -> None:
-    """The outcomes the second process has written since the last read (whole lines only)."""
-    file = _SECOND_RUN["file"]
-    while True:
-        at = file.tell()
-        line = file.readline()
-        if not line.endswith(b"\n"):  # nothing more, or a line still being written: read it next time
-            file.seek(at)
-            return
-        name, outcome, message = json.loads(line)
-        _SECOND_RUN["outcomes"][name] = (outcome, message)
-
-
-def _second_outcome(nodeid: str) -> tuple[str, str]:
-    """('passed' | 'failed' | 'xfailed', message) of this test in the second process, as soon as
-    that process has written it (tests/conftest.py writes each outcome as its test ends): this
-    process reports the second one's tests while it runs them, not all of them after it ends."""
-    if not _SECOND_RUN:
-        start_second_process([nodeid])
-    name = nodeid.split("::")[-1]
-    started = time.perf_counter()
-    while True:
-        finished = _SECOND_RUN["done"].is_set()  # read before the file: no outcome written after it
-        _read_outcomes()
-        if name in _SECOND_RUN["outcomes"] or finished:
-            break
-        _SECOND_RUN["done"].wait(0.05)
-    from tests.built_site import BUILD_TIMES  # how long this process waited: the balance
-
-    _SECOND_RUN["waited"] += time.perf_counter() - started
-    BUILD_TIMES["this process waiting for the second one"] = _SECOND_RUN["waited"]
-    if name not in _SECOND_RUN["outcomes"]:
-        if "error" in _SECOND_RUN:
-            raise RuntimeError(f"the second examples process failed: {_SECOND_RUN['error']!r}")
-        process = _SECOND_RUN.get("process")
-        output = (process.stdout[-3000:] + process.stderr[-3000:]) if process else ""
-        raise RuntimeError(f"the second examples process did not report {name}:\n{output}")
-    return _SECOND_RUN["outcomes"][name]
+def test_the_second_process_runs_the_documents_whose_examples_import_an_optional_library_or_compile():
+    """tests/second_process.py picks its documents from their files, before collection: the same
+    documents as their collected examples' texts give (the torch.compile page's stay here)."""
+    by_examples = set()
+    for path in {Path(_first(param.values[0]).path) for param in EXAMPLES}:
+        text, rel = path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()
+        if set(re.findall(r"^(?:>>> )?(?:import|from) (\w+)", text, re.MULTILINE)) & set(OPTIONAL):
+            by_examples.add(rel)
+        elif "torch.compile(" in text and not rel.startswith("snippets/torch-compile/"):
+            by_examples.add(rel)
+    collected = {Path(_first(param.values[0]).path).relative_to(ROOT).as_posix() for param in EXAMPLES}
+    assert by_examples == SECOND & collected
+    assert len(by_examples) > 100  # the libraries' pages: a scan that found nothing would pass above
 
 
 _STARTED: set[str] = set()
@@ -263,7 +171,7 @@ def _as_in_a_fresh_process(example) -> None:
 def test_example(example, request):
     first = _first(example)
     if Path(first.path).relative_to(ROOT).as_posix() in SECOND:
-        outcome, message = _second_outcome(request.node.nodeid)
+        outcome, message = second_process.outcome(request.node.nodeid)
         if outcome == "failed":
             pytest.fail(message, pytrace=False)
         if outcome == "xfailed":  # only where the page says the output varies from run to run
