@@ -305,7 +305,8 @@ WORKERS = 2  # Chromiums side by side, each with its own clipboard
 # off screen, and the focus scrolled the page to each of them in turn: a scroll, a repaint and
 # Material's scroll handlers (the table of contents follows) per copy, none of them a reader's.
 # focus() is given preventScroll: the button still takes the focus, the page stays where it is.
-# Every page of both languages, browsing alone (Chromium CPU-s, two runs each): 99-111 -> 70-73.
+# Every page of both languages visited alone, the machine's busy CPU-s (/proc/stat), two runs each:
+# 109-113 -> 90-98 (with the searches: 174-186 -> 154-163).
 _FOCUS_IN_PLACE_JS = """(() => {
   const focus = HTMLElement.prototype.focus;
   HTMLElement.prototype.focus = function (options) { return focus.call(this, {...options, preventScroll: true}); };
