@@ -61,7 +61,7 @@ def pytest_collection_modifyitems(items):
     browser job run (waiting at the first test of test_browser.py, alphabetically second, left it
     idle for four of a fresh clone's six minutes). Within each group the order is unchanged."""
     examples = sys.modules.get("tests.test_examples")
-    second = examples.SECOND if examples is not None else set()  # tests/second_process.py's
+    second = examples.SECOND if examples is not None else set()
     if _UNCHANGED:  # first: what is left out starts no background work
         items[:] = _UNCHANGED[0].deselect(items)
 

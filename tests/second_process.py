@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,17 +40,21 @@ _COMPILES = re.compile(r"\btorch\.compile\(")
 _FIRST = "snippets/torch-compile/"
 
 
+def belongs(rel: str, text: str) -> bool:
+    """Whether the document at `rel` (relative to the repository), whose text is `text`, runs here:
+    it imports an OPTIONAL library, or compiles outside _FIRST."""
+    return bool(set(_IMPORT.findall(text)) & set(OPTIONAL)
+                or _COMPILES.search(text) and not rel.startswith(_FIRST))
+
+
 def _documents() -> list[str]:
     """Every document tests/test_examples.py's Sybils parse (snippets' own .md files, docs/*.md)
-    whose text imports an OPTIONAL library, or compiles outside _FIRST (a test checks this against
-    its examples)."""
+    that belongs here, read from the files (a test checks them against the collected examples)."""
     found = []
     for folder, own in ((SNIPPETS, is_snippet), (DOCS, lambda path: True)):
         for path in sorted(folder.rglob("*.md")):
-            text = path.read_text(encoding="utf-8")
             rel = path.relative_to(ROOT).as_posix()
-            if own(path) and (set(_IMPORT.findall(text)) & set(OPTIONAL)
-                              or _COMPILES.search(text) and not rel.startswith(_FIRST)):
+            if own(path) and belongs(rel, path.read_text(encoding="utf-8")):
                 found.append(rel)
     return found
 
@@ -139,6 +144,4 @@ def finish() -> None:
     if _RUN:
         _RUN["done"].wait(timeout=600)
         _RUN["file"].close()
-        import shutil
-
         shutil.rmtree(_RUN["folder"], ignore_errors=True)

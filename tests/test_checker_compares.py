@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import sys
+import tempfile
 
 import pytest
 
@@ -290,7 +290,6 @@ def test_a_script_starts_from_the_environment_the_checker_started_with(module, m
         assert environment["TMPDIR"] == str(tmp_path / "tmp")
     finally:
         module._ENVIRONMENT.clear()
-
 
 
 def test_a_run_in_this_process_leaves_the_suites_temporary_folder_alone(module, capsys, monkeypatch):

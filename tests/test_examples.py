@@ -44,8 +44,6 @@ SYBILS = [
 ]
 
 
-
-
 class ReleaseRun:
     """A gated snippet on a release its gate excludes: run and compared exactly with what
     <folder>/releases/<name>.md recorded from a real run of this release (tools/snippets/releases.py)."""
@@ -98,12 +96,10 @@ def _examples():
                     yield pytest.param(example, id=f"{rel}:{example.line}")
 
 
-# Libraries outside requirements.txt, by the make target that installs them (tests/second_process.py
-# reads them from the requirement files). A missing one fails each example that imports it, naming
-# the package and the target; it is never skipped.
-
-
 def evaluate(example) -> None:
+    """An example that imports a library outside requirements.txt that is not installed (OPTIONAL,
+    read from the requirement files by tests/second_process.py) fails, naming the package and the
+    make target that installs it; it is never skipped."""
     try:
         example.evaluate()
     except ModuleNotFoundError as err:
@@ -135,17 +131,11 @@ def examples_passed(document: str) -> bool:
     return bool(ids) and len(seen) == len(ids) and all(outcome == "passed" for outcome in seen.values())
 
 
-def test_the_second_process_runs_the_documents_whose_examples_import_an_optional_library_or_compile():
-    """tests/second_process.py picks its documents from their files, before collection: the same
-    documents as their collected examples' texts give (the torch.compile page's stay here)."""
-    by_examples = set()
-    for path in {Path(_first(param.values[0]).path) for param in EXAMPLES}:
-        text, rel = path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()
-        if set(re.findall(r"^(?:>>> )?(?:import|from) (\w+)", text, re.MULTILINE)) & set(OPTIONAL):
-            by_examples.add(rel)
-        elif "torch.compile(" in text and not rel.startswith("snippets/torch-compile/"):
-            by_examples.add(rel)
+def test_the_second_process_reads_from_the_files_the_documents_collection_gives():
+    """tests/second_process.py picks its documents from their files, before collection: among the
+    documents with collected examples, the same ones as their texts give."""
     collected = {Path(_first(param.values[0]).path).relative_to(ROOT).as_posix() for param in EXAMPLES}
+    by_examples = {rel for rel in collected if second_process.belongs(rel, (ROOT / rel).read_text(encoding="utf-8"))}
     assert by_examples == SECOND & collected
     assert len(by_examples) > 100  # the libraries' pages: a scan that found nothing would pass above
 
