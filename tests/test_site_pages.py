@@ -237,3 +237,21 @@ def test_sitemaps_list_every_page_of_their_languages(site):
         packed = sitemap.with_name("sitemap.xml.gz")
         if packed.exists():
             assert gzip.decompress(packed.read_bytes()).decode("utf-8") == _read(sitemap), f"{packed} differs"
+
+
+def test_the_forked_pass_hands_back_the_sitemap_it_wrote_not_what_is_on_disk_later(tmp_path, monkeypatch):
+    """Both passes write the root sitemap at the same time: the Chinese pass hands back the bytes
+    it wrote, even when the English pass has overwritten the file since (read back from disk, the
+    merged sitemap once listed the English pages twice and no Chinese page)."""
+    from mkdocs import utils
+
+    from tools.site import parallel_languages
+
+    monkeypatch.setattr(utils, "write_file", utils.write_file)  # restored after the test
+    monkeypatch.setattr(utils, "get_build_timestamp", utils.get_build_timestamp)
+    written, stamps = parallel_languages._recording()
+    sitemap = tmp_path / "sitemap.xml"
+    utils.write_file(b"<loc>zh/</loc>", str(sitemap))
+    sitemap.write_bytes(b"<loc>en</loc>")  # the other pass, meanwhile
+    assert written == {str(sitemap): b"<loc>zh/</loc>"}
+    assert utils.get_build_timestamp() == stamps[-1]

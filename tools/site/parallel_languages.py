@@ -109,22 +109,37 @@ def _build_alone(config, i18n, language: str, result: str) -> None:
     for prefix in ("Documentation built in", "Building documentation to directory"):
         logging.getLogger("mkdocs.commands.build").addFilter(
             lambda record, prefix=prefix: not record.getMessage().startswith(prefix))
-    written, write_file = [], utils.write_file
-    utils.write_file = lambda content, path: (written.append(path), write_file(content, path))[1]
+    written, stamps = _recording()
     before = len(i18n.search_entries)
     _BUILD(config, dirty=False)
     # Files this pass wrote outside its own folder (the sitemap): in i18n's order this pass wrote
     # them after the default language's, so the parent writes them again once its pass is done.
     site, own = os.path.abspath(config.site_dir), os.path.join(os.path.abspath(config.site_dir), language, "")
-    shared = {}
-    for path in map(os.path.abspath, written):
-        for each in (path, path + ".gz"):
-            if each.startswith(site) and not each.startswith(own) and os.path.isfile(each):
-                with open(each, "rb") as file:
-                    shared[each] = file.read()
+    shared = {path: content for path, content in written.items() if path.startswith(site) and not path.startswith(own)}
     with open(result, "wb") as handed:
         pickle.dump({"search_entries": i18n.search_entries[before:], "shared": shared,
+                     "sitemap_mtime": stamps[-1] if stamps else None,
                      "not_found": {language: plugin_fixes._not_found.get(language)}}, handed)
+
+
+def _recording() -> tuple[dict[str, bytes], list[int]]:
+    """What this pass writes through MkDocs (path -> bytes) and the sitemap's gzip timestamps, kept
+    as written: the parent writes the same shared paths at the same time, so reading them back from
+    disk could give its content (a sitemap listing the English pages twice and no Chinese one)."""
+    written: dict[str, bytes] = {}
+    stamps: list[int] = []
+    write_file, timestamp = utils.write_file, utils.get_build_timestamp
+
+    def recording_write(content, path):
+        written[os.path.abspath(path)] = content
+        return write_file(content, path)
+
+    def recording_timestamp(**kwargs):  # MkDocs calls it for the sitemap's .gz only
+        stamps.append(timestamp(**kwargs))
+        return stamps[-1]
+
+    utils.write_file, utils.get_build_timestamp = recording_write, recording_timestamp
+    return written, stamps
 
 
 def _wait_or_build(config, dirty: bool = False, **kwargs) -> None:
@@ -147,10 +162,8 @@ def _wait_or_build(config, dirty: bool = False, **kwargs) -> None:
             i18n_plugin.build = _BUILD
             utils.write_file = getattr(utils.write_file, "__wrapped__", utils.write_file)
     for path, content in state["shared"].items():
-        if path.endswith("sitemap.xml.gz"):
-            continue  # written with sitemap.xml
         if path.endswith("sitemap.xml"):
-            content = _sitemap(path, content, state["shared"].get(path + ".gz"))
+            content = _sitemap(path, content, state["sitemap_mtime"])
         with open(path, "wb") as file:
             file.write(content)
     config.plugins.on_config(config)  # the config as the nested pass left it
@@ -158,7 +171,7 @@ def _wait_or_build(config, dirty: bool = False, **kwargs) -> None:
     plugin_fixes._not_found.update({k: v for k, v in state["not_found"].items() if v is not None})
 
 
-def _sitemap(path: str, theirs: bytes, their_gz: bytes | None) -> bytes:
+def _sitemap(path: str, theirs: bytes, mtime: int | None) -> bytes:
     """The sitemap as the serial order writes it: i18n's template lists the pages of every language
     built so far, so the last pass's lists the default language's <url> entries, then its own. A
     pass forked before the default language's pages existed lists its own: the parent's come first.
@@ -169,8 +182,7 @@ def _sitemap(path: str, theirs: bytes, their_gz: bytes | None) -> bytes:
     _, _, my_urls = mine.partition("    <url>")
     merged = (head + "    <url>" + my_urls.rpartition("</urlset>")[0] + "    <url>"
               + their_urls.rpartition("</urlset>")[0] + "</urlset>").encode("utf-8")
-    if their_gz is not None:
-        mtime = int.from_bytes(their_gz[4:8], "little")  # the gzip header's MTIME field
+    if mtime is not None:
         with open(path + ".gz", "wb") as file, gzip.GzipFile(
                 fileobj=file, filename=path + ".gz", mode="wb", mtime=mtime) as gz:
             gz.write(merged)
