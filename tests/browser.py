@@ -332,7 +332,7 @@ def _worker(url: str, paths: list[str], searches: dict[str, list[str]], visits: 
             if on_blocks is not None:
                 on_blocks(english.blocks + chinese.blocks)
         for path, queries in searches.items():
-            found[path], drawn[path] = search(context, url, path, queries)
+            found[path], drawn[path] = search(context, url, path, queries, TIMEOUT_MS)
         browser.close()
 
 

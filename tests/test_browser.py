@@ -255,6 +255,11 @@ def test_copied_code_runs_and_prints_what_the_page_shows(browsed, visit, page):
     for index, block in enumerate(blocks):
         where = f"{page.rel}: the copied {block.title or block.language} (block {index + 1})"
         result = ran[(block.language, block.copied)]
+        # Every pycon block comes from a snippet (the single source of code and outputs), and its copy
+        # is recognised as that snippet's code, so it is not run here a second time.
+        assert block.language != "pycon" or "snippet" in result, (
+            f"{where} is no snippet's code as Snippet.script() gives it (tests/run_copied.py ran it again):"
+            f"\n{block.copied}")
         if "snippet" in result:  # a snippet's code: tests/test_examples.py runs it as this script
             where += f" (= {result['snippet']}, whose examples tests/test_examples.py runs as this script)"
             result = as_its_examples_ran(result["snippet"], block.copied, index)

@@ -23,7 +23,7 @@ if str(Path(__file__).resolve().parents[2]) not in sys.path:  # MkDocs loads hoo
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tools.reader.checker import Example, optional_libraries, page_examples, page_name, render  # noqa: E402
 from tools.generate.notebook import notebook_json  # noqa: E402
-from tools.snippets import FENCE  # noqa: E402
+from tools.snippets import FENCE, copied_code  # noqa: E402
 
 CHECKER = "check_guide.py"
 _STATE: dict = {}
@@ -122,7 +122,7 @@ def page_notebook(title: str, url: str, zh: bool, examples: list[Example]) -> st
                     f"download it from the page and run `python {example.name}.py`.")
             cells.append({"cell_type": "markdown", "metadata": {}, "source": _source_lines(text)})
             continue
-        code = "".join(e.source for e in doctests(example))
+        code = copied_code(FENCE.search(example.text)["body"])  # what the page's copy button gives
         if compiled:
             code = RESET + code
         printed = expected_output(example)

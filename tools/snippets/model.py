@@ -32,6 +32,17 @@ FENCE = re.compile(
     r"^```pycon(?P<info>[^\n]*)\n(?P<body>.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL
 )
 TITLE = re.compile(r'title="(?P<title>[^"]+)"')
+_EXAMPLE = doctest.DocTestParser._EXAMPLE_RE  # a '>>>' line and its '...' lines: how doctest finds examples
+
+
+def copied_code(body: str) -> str:
+    """The code of a pycon fence's body as its copy button gives it: without prompts or output,
+    its comment lines too (`>>> # ...`: doctest leaves those out of its examples, the button does not)."""
+    code = []
+    for match in _EXAMPLE.finditer(body):
+        indent = len(match["indent"]) + 4  # the prompt: '>>> ' or '... '
+        code += [line[indent:] + "\n" for line in match["source"].split("\n")]
+    return "".join(code)
 
 
 @dataclass
@@ -71,7 +82,7 @@ class Snippet:
 
     def script(self) -> str:
         """What Material's copy button copies: the code, without prompts or output."""
-        return "".join(example.source for example in self.examples())
+        return copied_code(self.fence["body"])
 
     def expected_output(self) -> str:
         return "".join(example.want for example in self.examples())
