@@ -33,10 +33,11 @@ def _changed(data: dict, name: str, versions: list[str]) -> dict:
     """The results as if the matrix had just run every snippet as it is now (so nothing else is
     pending: a contributor's own new example may be), and `name` had changed since on `versions`."""
     copy = json.loads(json.dumps(data))
+    names = compat.snippet_names()
     for version in copy["versions"]:
         run = copy["runs"][version]
-        run["ran"] = sorted(set(run["ran"]) | set(compat.snippet_names()))
-        run["digests"] = {n: results.digest(n, version) for n in compat.snippet_names()}
+        run["ran"] = sorted(set(run["ran"]) | set(names))
+        run["digests"] = {n: results.digest(n, version) for n in names}
     for version in versions:
         copy["runs"][version]["digests"][name] = "0" * 16
     return copy

@@ -266,10 +266,10 @@ def verified(data: dict, previous: dict | None = None) -> dict:
     if previous is None:
         previous = json.loads(VERIFIED.read_text(encoding="utf-8")) if VERIFIED.exists() else {}
     by_page: dict[str, list[str]] = {}
-    for name in snippet_names():
+    for name in (every := snippet_names()):
         for page in pages_including(name):
             by_page.setdefault(page, []).append(name)
-    waiting = {name for name in snippet_names() if any(is_pending(data, v, name) for v in data["versions"])}
+    waiting = {name for name in every if any(is_pending(data, v, name) for v in data["versions"])}
     once = functools.cache(lambda version, name: _status(data, version, name))  # the home page asks for all
     status = lambda _, version, name: once(version, name)  # noqa: E731
     result = {}
@@ -278,7 +278,7 @@ def verified(data: dict, previous: dict | None = None) -> dict:
         names = [n for n in by_page[page] if n not in waiting]
         passed = {name: [v for v in data["versions"] if status(data, v, name) == "✓"] for name in names}
         if page == "index.md":
-            everything = [n for n in snippet_names() if n not in waiting]
+            everything = [n for n in every if n not in waiting]
             releases = [v for v in data["versions"] if all(status(data, v, n) in "✓≠" for n in everything)]
         else:
             releases = [v for v in data["versions"]
